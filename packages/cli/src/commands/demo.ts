@@ -1,0 +1,123 @@
+/**
+ * `mdq demo`: seed a deterministic demo region into a fresh data directory and serve it; print
+ * and write the credentials JSON (CONTRACT §4) and a curl walk-through of the daily flow.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import {
+  buildService,
+  type DemoCredentials,
+  loadConfig,
+  openDuckDbStore,
+  seedDemoRegion,
+  todayIn,
+} from "@mdq/server";
+import { Command } from "commander";
+import { runService } from "../run-service.js";
+import { UsageError } from "../usage-error.js";
+
+/** File that marks a directory as a demo's, so that `mdq demo` may wipe it. */
+const DEMO_MARKER = ".mdq-demo";
+
+async function freshDemoDirectory(dataDir: string): Promise<void> {
+  if (existsSync(dataDir)) {
+    const entries = await readdir(dataDir);
+    if (entries.length > 0 && !entries.includes(DEMO_MARKER)) {
+      throw new UsageError(`${dataDir} is not empty and is not a demo data directory; choose another --data`);
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(join(dataDir, DEMO_MARKER), "seeded by mdq demo; wiped by the next mdq demo\n");
+}
+
+function positiveInteger(name: string) {
+  return (text: string) => {
+    if (!/^[1-9]\d*$/.test(text))
+      throw new UsageError(`${name} must be a whole number ≥ 1; got ${JSON.stringify(text)}`);
+    return Number(text);
+  };
+}
+
+/** The walk-through printed after the demo starts. */
+export function walkThrough(credentials: DemoCredentials, credentialsFile: string): string {
+  const app = credentials.apps[0]!;
+  return `
+MDQ demo region "${credentials.region}" is up: token endpoint ${credentials.authUrl}/oauth2/token, GraphQL ${credentials.baseUrl}/graphql
+Credentials for ${credentials.apps.length} apps are in ${credentialsFile} (secrets are shown only there).
+
+Walk the daily flow with curl (the secret never goes on a command line):
+
+  export MDQ_APP_CLIENT_ID=${app.appClientId} MDQ_BRAND_CLIENT_ID=${app.brandClientId}
+  export MDQ_APP_CLIENT_SECRET=$(node -p 'require("${credentialsFile}").apps[0].appClientSecret')
+
+  # 1. a token (HTTP Basic, read from stdin by curl -K -)
+  TOKEN=$(printf 'user = "%s:%s"\\n' "$MDQ_APP_CLIENT_ID" "$MDQ_APP_CLIENT_SECRET" \\
+    | curl -s -K - -d grant_type=client_credentials -d scope=api_data/read ${credentials.authUrl}/oauth2/token \\
+    | node -p 'JSON.parse(require("fs").readFileSync(0)).access_token')
+
+  # 2. is today's data ready?
+  curl -s ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -d '{"query":"{ marketingDataReadiness(clientId: \\"'$MDQ_BRAND_CLIENT_ID'\\") { status lastProcessedAt date availableThrough } }"}'
+
+  # 3. download a page of records in GBP
+  curl -s ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -d '{"query":"query($c: ID!, $from: Date!, $to: Date!) { marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, currency: GBP) { recordId date market dataSource campaignName spend revenue currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'","from":"2026-01-01","to":"2026-01-31"}}'
+
+  # 4. totals by market for the same range
+  curl -s ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -d '{"query":"query($c: ID!) { marketingAggregate(clientId: $c, dateRange: {from: \\"2026-01-01\\", to: \\"2026-01-31\\"}, metrics: [SPEND, CLICKS], groupBy: [MARKET]) { MARKET TOTAL_SPEND TOTAL_CLICKS currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'"}}'
+`;
+}
+
+export function demoCommand(): Command {
+  return new Command("demo")
+    .description(
+      "Seed a deterministic demo region (3 brands, 400 days, FX rates, today's publish) and serve it.",
+    )
+    .option("--port <port>", "port to listen on", "4000")
+    .option("--region <code>", "region code", "uk")
+    .option("--data <dir>", "demo data directory (wiped and re-seeded at each start)")
+    .option("--credentials <file>", "where to write the credentials JSON", "demo-credentials.json")
+    .option("--scale <n>", "multiply the campaigns (50 ≈ 2 million rows)", positiveInteger("--scale"), 1)
+    .option("--days <n>", "days of data ending yesterday", positiveInteger("--days"), 400)
+    .option("--seed-only", "seed the data directory and exit without serving")
+    .addHelpText("after", "\nExample:\n  mdq demo --port 4000 --credentials ./demo-credentials.json\n")
+    .action(
+      async (flags: {
+        port: string;
+        region: string;
+        data?: string;
+        credentials: string;
+        scale: number;
+        days: number;
+        seedOnly?: boolean;
+      }) => {
+        const dataDir = resolve(flags.data ?? `data/demo-${flags.region}`);
+        const config = loadConfig(process.env, { port: flags.port, region: flags.region, dataDir });
+        await freshDemoDirectory(dataDir);
+        const store = await openDuckDbStore(dataDir);
+        const started = Date.now();
+        const credentials = await seedDemoRegion(store, {
+          region: config.region,
+          authUrl: config.authUrl,
+          baseUrl: config.baseUrl,
+          today: todayIn(config.timeZone),
+          days: flags.days,
+          scale: flags.scale,
+          onProgress: (message) => process.stderr.write(`mdq demo: ${message}\n`),
+        });
+        const credentialsFile = resolve(flags.credentials);
+        await writeFile(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+        process.stderr.write(`mdq demo: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+        if (flags.seedOnly) {
+          await store.close();
+          return;
+        }
+        const service = await buildService(config, { store });
+        await runService(service);
+        process.stdout.write(walkThrough(credentials, credentialsFile));
+      },
+    );
+}

@@ -1,0 +1,33 @@
+/** `mdq serve`: run the service of one region from the environment and flags. */
+
+import { buildService, loadConfig, openDuckDbStore } from "@mdq/server";
+import { Command } from "commander";
+import { runService } from "../run-service.js";
+
+export function serveCommand(): Command {
+  return new Command("serve")
+    .description(
+      "Run the token and GraphQL endpoints of one region (configuration: MDQ_* environment, flags win).",
+    )
+    .option("--region <code>", "region code (MDQ_REGION), e.g. uk")
+    .option("--host <address>", "address to listen on (MDQ_HOST)")
+    .option("--port <port>", "port to listen on (MDQ_PORT)")
+    .option("--data <dir>", "data directory holding the store and signing keys (MDQ_DATA_DIR)")
+    .option("--auth-url <url>", "public base URL of the token endpoint (MDQ_AUTH_URL)")
+    .option("--base-url <url>", "public base URL of the GraphQL endpoint (MDQ_BASE_URL)")
+    .addHelpText("after", "\nExample:\n  MDQ_REGION=us mdq serve --port 4001 --data /var/lib/mdq/us\n")
+    .action(async (flags: Record<string, string | undefined>) => {
+      const config = loadConfig(process.env, {
+        region: flags["region"],
+        host: flags["host"],
+        port: flags["port"],
+        dataDir: flags["data"],
+        authUrl: flags["authUrl"],
+        baseUrl: flags["baseUrl"],
+      });
+      const store = await openDuckDbStore(config.dataDir);
+      const service = await buildService(config, { store });
+      const address = await runService(service);
+      service.app.log.info({ address, region: config.region }, "MDQ serving");
+    });
+}

@@ -1,0 +1,147 @@
+/**
+ * Service configuration: one typed schema with defaults, read from the environment (`MDQ_*`)
+ * and overrides (CLI flags), validated once at start and frozen. A bad value names its key.
+ */
+import { isTimeZone } from "./calendar.js";
+
+export interface ServiceConfig {
+  /** Region code served by this process, e.g. `uk` or `us`. */
+  readonly region: string;
+  /** Public base address of the token endpoint (`iss` of tokens). */
+  readonly authUrl: string;
+  /** Public base address of the GraphQL endpoint (`aud` of tokens). */
+  readonly baseUrl: string;
+  readonly host: string;
+  readonly port: number;
+  /** Directory holding the DuckDB file and the signing keys. */
+  readonly dataDir: string;
+  /** IANA time zone whose calendar day is the region's reporting day (readiness `date`). */
+  readonly timeZone: string;
+  readonly rateLimit: { readonly max: number; readonly windowSeconds: number };
+  /** Peers whose `X-Forwarded-For` is believed: IPs or CIDRs (rule 9). */
+  readonly trustedProxies: readonly string[];
+  /** Largest GraphQL request body accepted, in bytes. */
+  readonly maxBodyBytes: number;
+  /** How long an app's state (revocation, grants) may be cached; at most 60 s (CONTRACT §2). */
+  readonly authCacheSeconds: number;
+  readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+
+/** Thrown when a configuration value is invalid; the message names the key. */
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(`invalid configuration ${key}: ${message}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Configuration keys and the environment variables they are read from. */
+export const CONFIG_ENV = {
+  region: "MDQ_REGION",
+  authUrl: "MDQ_AUTH_URL",
+  baseUrl: "MDQ_BASE_URL",
+  host: "MDQ_HOST",
+  port: "MDQ_PORT",
+  dataDir: "MDQ_DATA_DIR",
+  timeZone: "MDQ_TIME_ZONE",
+  rateLimitMax: "MDQ_RATE_LIMIT_MAX",
+  rateLimitWindowSeconds: "MDQ_RATE_LIMIT_WINDOW_SECONDS",
+  trustedProxies: "MDQ_TRUSTED_PROXIES",
+  maxBodyBytes: "MDQ_MAX_BODY_BYTES",
+  authCacheSeconds: "MDQ_AUTH_CACHE_SECONDS",
+  logLevel: "MDQ_LOG_LEVEL",
+} as const;
+
+export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
+
+const REGION_TIME_ZONES: Record<string, string> = {
+  uk: "Europe/London",
+  us: "America/New_York",
+  de: "Europe/Berlin",
+  fr: "Europe/Paris",
+  jp: "Asia/Tokyo",
+  au: "Australia/Sydney",
+};
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/**
+ * Builds the frozen configuration from `env` overlaid by `overrides`.
+ * @example loadConfig(process.env, { port: 4001, region: "us" })
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigInput = {}): ServiceConfig {
+  const read = (key: keyof typeof CONFIG_ENV): string | undefined => {
+    const value = overrides[key] ?? env[CONFIG_ENV[key]];
+    return value === undefined || value === "" ? undefined : String(value);
+  };
+  const region = read("region") ?? "uk";
+  if (!/^[a-z]{2,8}$/.test(region))
+    throw new ConfigError(CONFIG_ENV.region, "use a lower-case region code such as uk or us");
+  const port = integer(read("port") ?? "4000", CONFIG_ENV.port, 0, 65535);
+  const defaultUrl = `http://localhost:${port}`;
+  const authUrl = url(read("authUrl") ?? defaultUrl, CONFIG_ENV.authUrl);
+  const baseUrl = url(read("baseUrl") ?? authUrl, CONFIG_ENV.baseUrl);
+  const timeZone = read("timeZone") ?? REGION_TIME_ZONES[region] ?? "UTC";
+  if (!isTimeZone(timeZone))
+    throw new ConfigError(CONFIG_ENV.timeZone, `unknown time zone ${JSON.stringify(timeZone)}`);
+  const logLevel = read("logLevel") ?? "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(CONFIG_ENV.logLevel, `use one of ${LOG_LEVELS.join(", ")}`);
+  }
+  const trustedProxies = (read("trustedProxies") ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  for (const proxy of trustedProxies) {
+    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(proxy)) {
+      throw new ConfigError(
+        CONFIG_ENV.trustedProxies,
+        `${JSON.stringify(proxy)} is not an IP address or CIDR`,
+      );
+    }
+  }
+  return Object.freeze({
+    region,
+    authUrl,
+    baseUrl,
+    host: read("host") ?? "127.0.0.1",
+    port,
+    dataDir: read("dataDir") ?? `./data/${region}`,
+    timeZone,
+    rateLimit: Object.freeze({
+      max: integer(read("rateLimitMax") ?? "1000", CONFIG_ENV.rateLimitMax, 1, 1_000_000_000),
+      windowSeconds: integer(
+        read("rateLimitWindowSeconds") ?? "300",
+        CONFIG_ENV.rateLimitWindowSeconds,
+        1,
+        86_400,
+      ),
+    }),
+    trustedProxies: Object.freeze(trustedProxies),
+    maxBodyBytes: integer(read("maxBodyBytes") ?? "65536", CONFIG_ENV.maxBodyBytes, 1024, 10_485_760),
+    authCacheSeconds: integer(read("authCacheSeconds") ?? "10", CONFIG_ENV.authCacheSeconds, 0, 60),
+    logLevel: logLevel as ServiceConfig["logLevel"],
+  });
+}
+
+function integer(text: string, key: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text)) throw new ConfigError(key, `${JSON.stringify(text)} is not a whole number`);
+  const value = Number(text);
+  if (value < min || value > max) throw new ConfigError(key, `${value} is outside ${min}..${max}`);
+  return value;
+}
+
+function url(text: string, key: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    throw new ConfigError(key, `${JSON.stringify(text)} is not an absolute URL`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    throw new ConfigError(key, "use http or https");
+  return text.replace(/\/+$/, "");
+}

@@ -1,0 +1,81 @@
+/**
+ * Seeds a store with the demo region of `demo-data.ts`: brands, grants, apps with fresh secrets,
+ * FX rates, records, and a completed publish for today. Returns the credentials JSON of
+ * CONTRACT §4 (the only place the secrets are ever shown).
+ */
+import { generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
+import type { Store } from "../store/store.js";
+import { type DemoOptions, demoRecordCount, demoRecords, planDemo } from "./demo-data.js";
+
+/** `mdq demo`'s credentials file (CONTRACT §4). */
+export interface DemoCredentials {
+  region: string;
+  authUrl: string;
+  baseUrl: string;
+  apps: {
+    name: string;
+    appClientId: string;
+    appClientSecret: string;
+    brandClientId: string;
+    markets: string[];
+    dataSources: string[];
+  }[];
+}
+
+export interface DemoSeedOptions extends DemoOptions {
+  region: string;
+  authUrl: string;
+  baseUrl: string;
+  /** Called after each brand's records are loaded. */
+  onProgress?: (message: string) => void;
+}
+
+/** Seeds `store` (expected empty) and returns the credentials of every demo app. */
+export async function seedDemoRegion(store: Store, options: DemoSeedOptions): Promise<DemoCredentials> {
+  const plan = planDemo(options);
+  const now = new Date();
+  const credentials: DemoCredentials = {
+    region: options.region,
+    authUrl: options.authUrl,
+    baseUrl: options.baseUrl,
+    apps: [],
+  };
+  await store.upsertFxRates(plan.fxRates);
+  for (const brand of plan.brands) {
+    await store.createBrand({ brandId: brand.brandId, name: brand.name, createdAt: now });
+    await store.addGrants(brand.brandId, brand.grants);
+    for (const app of brand.apps) {
+      const secret = generateAppSecret();
+      await store.createApp({
+        appClientId: app.appClientId,
+        brandId: brand.brandId,
+        name: app.name,
+        secretHash: hashAppSecret(secret),
+        previousSecretHash: null,
+        previousSecretExpiresAt: null,
+        markets: app.markets,
+        dataSources: app.dataSources,
+        revokedAt: null,
+        createdAt: now,
+      });
+      credentials.apps.push({
+        name: app.name,
+        appClientId: app.appClientId,
+        appClientSecret: secret,
+        brandClientId: brand.brandId,
+        markets: brand.grants.markets
+          .filter((market) => app.markets === null || app.markets.includes(market))
+          .sort(),
+        dataSources: brand.grants.dataSources
+          .filter((source) => app.dataSources === null || app.dataSources.includes(source))
+          .sort(),
+      });
+    }
+    const loaded = await store.replaceRecords(brand.brandId, demoRecords(plan, brand, options));
+    options.onProgress?.(
+      `${brand.brandId}: ${loaded} records (${demoRecordCount(plan, brand, options)} planned)`,
+    );
+    await store.publish(brand.brandId, options.today, now);
+  }
+  return credentials;
+}

@@ -1,0 +1,76 @@
+/**
+ * The one error catalogue of the service. Every error the service answers with has a code here,
+ * with its HTTP status and whether its message may be shown to the caller. Exactly one place per
+ * protocol turns these into responses: `oauth/oauth-errors.ts` (RFC 6749 §5.2 bodies) and
+ * `graphql/error-formatting.ts` (GraphQL `errors` with `extensions.code`).
+ */
+
+/** Codes that appear in GraphQL `extensions.code` (CONTRACT §3). */
+export const GRAPHQL_ERROR_CODES = {
+  UNAUTHENTICATED: { status: 401, exposeMessage: true },
+  FORBIDDEN: { status: 403, exposeMessage: true },
+  RATE_LIMITED: { status: 429, exposeMessage: true },
+  BAD_REQUEST: { status: 400, exposeMessage: true },
+  NOT_FOUND: { status: 404, exposeMessage: true },
+  SERVICE_UNAVAILABLE: { status: 503, exposeMessage: true },
+  GRAPHQL_PARSE_FAILED: { status: 200, exposeMessage: true },
+  GRAPHQL_VALIDATION_FAILED: { status: 200, exposeMessage: true },
+  BAD_USER_INPUT: { status: 200, exposeMessage: true },
+  DATE_RANGE_TOO_LONG: { status: 200, exposeMessage: true },
+  INVALID_DATE_RANGE: { status: 200, exposeMessage: true },
+  INVALID_PAGINATION: { status: 200, exposeMessage: true },
+  TOO_MANY_SORT_ENTRIES: { status: 200, exposeMessage: true },
+  INVALID_SORT_FIELD: { status: 200, exposeMessage: true },
+  METRIC_NOT_REQUESTED: { status: 200, exposeMessage: true },
+  UNSUPPORTED_CURRENCY: { status: 200, exposeMessage: true },
+  QUERY_TOO_COMPLEX: { status: 200, exposeMessage: true },
+  INTERNAL_SERVER_ERROR: { status: 500, exposeMessage: false },
+} as const satisfies Record<string, { status: number; exposeMessage: boolean }>;
+
+/** A closed union of every GraphQL-side error code. */
+export type ErrorCode = keyof typeof GRAPHQL_ERROR_CODES;
+
+/** RFC 6749 §5.2 error codes the token endpoint answers with, and their statuses. */
+export const OAUTH_ERROR_CODES = {
+  invalid_request: 400,
+  invalid_client: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  rate_limited: 429,
+  not_found: 404,
+  method_not_allowed: 405,
+  server_error: 500,
+} as const satisfies Record<string, number>;
+
+export type OAuthErrorCode = keyof typeof OAUTH_ERROR_CODES;
+
+/** An error with a catalogue code; its message is safe to show to callers. */
+export class MdqError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra response headers (e.g. `Retry-After`). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = "MdqError";
+    this.code = code;
+    this.status = GRAPHQL_ERROR_CODES[code].status;
+    this.headers = headers;
+  }
+}
+
+/** An RFC 6749 §5.2 error of the token endpoint. */
+export class OAuthError extends Error {
+  readonly error: OAuthErrorCode;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(error: OAuthErrorCode, description: string, headers: Record<string, string> = {}) {
+    super(description);
+    this.name = "OAuthError";
+    this.error = error;
+    this.status = OAUTH_ERROR_CODES[error];
+    this.headers = headers;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Bearer authentication of GraphQL requests (spec §5, RFC 6750): a valid, unexpired token of this
+ * region whose app is still active. Failures are 401 with `WWW-Authenticate`.
+ */
+import type { FastifyRequest } from "fastify";
+import { MdqError } from "../errors.js";
+import { InvalidTokenError, verifyAccessToken } from "../oauth/access-token.js";
+import type { AppDirectory } from "../oauth/app-directory.js";
+import type { KeyRing } from "../oauth/signing-keys.js";
+import type { Caller } from "./arguments.js";
+
+export interface BearerAuthOptions {
+  keys: KeyRing;
+  apps: AppDirectory;
+  settings: { authUrl: string; baseUrl: string; region: string };
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+function unauthenticated(message: string, tokenSent: boolean): MdqError {
+  const challenge = tokenSent
+    ? `Bearer error="invalid_token", error_description="${message.replaceAll('"', "'")}"`
+    : "Bearer";
+  return new MdqError("UNAUTHENTICATED", message, { "www-authenticate": challenge });
+}
+
+/** The caller behind a request's bearer token. */
+export async function authenticateBearer(
+  request: FastifyRequest,
+  options: BearerAuthOptions,
+): Promise<Caller> {
+  const header = request.headers.authorization;
+  if (header === undefined || header === "") throw unauthenticated("an access token is required", false);
+  const match = BEARER.exec(header);
+  if (!match) throw unauthenticated("the Authorization header must be 'Bearer <access token>'", true);
+  let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
+  try {
+    claims = await verifyAccessToken(options.keys, options.settings, match[1]!);
+  } catch (error) {
+    if (error instanceof InvalidTokenError) throw unauthenticated(error.message, true);
+    throw error;
+  }
+  const app = await options.apps.app(claims.appClientId);
+  if (!app || app.revokedAt !== null || app.brandId !== claims.brandId) {
+    throw unauthenticated("the access token's app has been revoked", true);
+  }
+  return {
+    brandId: claims.brandId,
+    appClientId: claims.appClientId,
+    grants: await options.apps.effectiveGrants(app),
+  };
+}

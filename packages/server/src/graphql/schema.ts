@@ -1,0 +1,149 @@
+/**
+ * The GraphQL schema (CONTRACT §3). The committed `schema.graphql` at the package root is this
+ * SDL printed; a test fails when the two drift.
+ */
+import { CURRENCY_CODES } from "../currencies.js";
+import { DIMENSIONS, METRICS, RECORD_SORT_FIELDS } from "../store/query-request.js";
+
+const TOTAL_FIELDS = METRICS.map((metric) => `TOTAL_${metric}`);
+
+/** The schema's SDL. */
+export const typeDefs = /* GraphQL */ `
+"""A calendar day, YYYY-MM-DD (ISO 8601). Only real days are accepted."""
+scalar Date
+
+"""An instant in ISO 8601, UTC, with milliseconds: 2026-11-22T06:15:00.000Z."""
+scalar DateTime
+
+"""Whether a processing date's data has been published."""
+enum ReadinessStatus {
+  READY
+  NOT_READY
+}
+
+enum SortDirection {
+  ASC
+  DESC
+}
+
+"""Currencies the service holds reference rates for (ISO 4217)."""
+enum Currency {
+  ${CURRENCY_CODES.join("\n  ")}
+}
+
+enum Metric {
+  ${METRICS.join("\n  ")}
+}
+
+enum Dimension {
+  ${DIMENSIONS.join("\n  ")}
+}
+
+enum RecordSortField {
+  ${RECORD_SORT_FIELDS.join("\n  ")}
+}
+
+enum AggregateSortField {
+  ${[...DIMENSIONS, ...TOTAL_FIELDS].join("\n  ")}
+}
+
+"""Inclusive range of days, at most 90 days counting both ends."""
+input DateRangeInput {
+  from: Date!
+  to: Date!
+}
+
+"""1000 <= pageSize <= 5000, page >= 1. A page past the end is empty."""
+input PaginationInput {
+  page: Int = 1
+  pageSize: Int = 1000
+}
+
+input RecordSortInput {
+  field: RecordSortField!
+  direction: SortDirection!
+}
+
+input AggregateSortInput {
+  field: AggregateSortField!
+  direction: SortDirection!
+}
+
+"""Narrows rows further; markets and data sources must lie within the grants."""
+input MarketingFilterInput {
+  markets: [String!]
+  dataSources: [String!]
+  channels: [String!]
+  campaignIds: [ID!]
+}
+
+type Query {
+  """Whether the brand's data for a processing date (default: today in the region) is ready."""
+  marketingDataReadiness(clientId: ID!, date: Date): MarketingDataReadiness!
+
+  """Marketing records in the date range the credentials may read, one page at a time."""
+  marketingRecords(
+    clientId: ID!
+    dateRange: DateRangeInput!
+    currency: Currency = EUR
+    pagination: PaginationInput
+    sort: [RecordSortInput!]
+    filter: MarketingFilterInput
+  ): [MarketingRecord!]!
+
+  """Totals of the requested metrics, grouped by the requested dimensions."""
+  marketingAggregate(
+    clientId: ID!
+    dateRange: DateRangeInput!
+    metrics: [Metric!]!
+    groupBy: [Dimension!] = [DATE_DAY]
+    currency: Currency = EUR
+    pagination: PaginationInput
+    sort: [AggregateSortInput!]
+    filter: MarketingFilterInput
+  ): [MarketingAggregate!]!
+}
+
+type MarketingDataReadiness {
+  status: ReadinessStatus!
+  """The brand's latest completed publish; null if none."""
+  lastProcessedAt: DateTime
+  """The processing date asked about."""
+  date: Date!
+  """The latest data day the credentials can read; null if none."""
+  availableThrough: Date
+}
+
+type MarketingRecord {
+  recordId: ID!
+  date: Date!
+  market: String!
+  dataSource: String!
+  channel: String!
+  campaignId: ID!
+  campaignName: String!
+  impressions: Int!
+  clicks: Int!
+  spend: Float!
+  conversions: Float!
+  revenue: Float!
+  """The currency spend and revenue are expressed in: the requested one."""
+  currency: Currency!
+}
+
+type MarketingAggregate {
+  DATE_DAY: Date
+  DATE_WEEK: Date
+  DATE_MONTH: Date
+  MARKET: String
+  DATA_SOURCE: String
+  CHANNEL: String
+  CAMPAIGN_ID: ID
+  TOTAL_IMPRESSIONS: Float
+  TOTAL_CLICKS: Float
+  TOTAL_SPEND: Float
+  TOTAL_CONVERSIONS: Float
+  TOTAL_REVENUE: Float
+  currency: Currency!
+}
+`;

@@ -1,0 +1,14 @@
+/** The MDQ service package: build a region's service, its store, and its configuration. */
+
+export { addDays, isCalendarDate, todayIn } from "./calendar.js";
+export { CONFIG_ENV, ConfigError, type ConfigInput, loadConfig, type ServiceConfig } from "./config.js";
+export { CURRENCIES, CURRENCY_CODES, type CurrencyCode, isCurrencyCode } from "./currencies.js";
+export { type DemoCredentials, type DemoSeedOptions, seedDemoRegion } from "./demo/demo-seed.js";
+export { type ErrorCode, GRAPHQL_ERROR_CODES, MdqError, OAUTH_ERROR_CODES, OAuthError } from "./errors.js";
+export { typeDefs } from "./graphql/schema.js";
+export { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
+export { generateAppClientId, generateAppSecret, hashAppSecret } from "./oauth/app-secrets.js";
+export { KeyRing } from "./oauth/signing-keys.js";
+export { buildService, type Service, type ServiceParts } from "./server.js";
+export { DUCKDB_FILE, DuckDbStore, openDuckDbStore } from "./store/duckdb/duckdb-store.js";
+export type { App, Brand, FxRate, Grants, Store, StoredRecord } from "./store/store.js";

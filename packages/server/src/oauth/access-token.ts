@@ -1,0 +1,112 @@
+/**
+ * JWT access tokens per RFC 9068 (`typ: at+jwt`): issued at the token endpoint and verified on
+ * every GraphQL request with the algorithm, typ, issuer, audience and expiry pinned.
+ */
+import { randomUUID } from "node:crypto";
+import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { type KeyRing, SIGNING_ALGORITHM } from "./signing-keys.js";
+
+/** The only scope (spec §5.2). */
+export const READ_SCOPE = "api_data/read";
+/** Lifetime of every access token in seconds (spec §3). */
+export const TOKEN_LIFETIME_SECONDS = 3600;
+
+/** What a verified access token says. */
+export interface AccessTokenClaims {
+  appClientId: string;
+  brandId: string;
+  scope: string;
+  region: string;
+  jti: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+interface TokenSettings {
+  authUrl: string;
+  baseUrl: string;
+  region: string;
+}
+
+/** Signs a new access token for an app of a brand. */
+export async function issueAccessToken(
+  keys: KeyRing,
+  settings: TokenSettings,
+  subject: { appClientId: string; brandId: string },
+  now = Date.now(),
+): Promise<string> {
+  const { kid, privateKey } = keys.activeKey();
+  const issuedAt = Math.floor(now / 1000);
+  return new SignJWT({
+    client_id: subject.appClientId,
+    brand: subject.brandId,
+    scope: READ_SCOPE,
+    region: settings.region,
+  })
+    .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: "at+jwt", kid })
+    .setIssuer(settings.authUrl)
+    .setAudience(settings.baseUrl)
+    .setSubject(subject.appClientId)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + TOKEN_LIFETIME_SECONDS)
+    .setJti(randomUUID())
+    .sign(privateKey);
+}
+
+/** Why a token was refused; the message is safe to show. */
+export class InvalidTokenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidTokenError";
+  }
+}
+
+/** Verifies a bearer token; throws `InvalidTokenError` for anything not acceptable. */
+export async function verifyAccessToken(
+  keys: KeyRing,
+  settings: TokenSettings,
+  token: string,
+): Promise<AccessTokenClaims> {
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(
+      token,
+      async (header) => {
+        const key = keys.verificationKey(header.kid ?? "");
+        if (!key) throw new InvalidTokenError("the access token was signed by an unknown key");
+        return key;
+      },
+      {
+        algorithms: [SIGNING_ALGORITHM],
+        typ: "at+jwt",
+        issuer: settings.authUrl,
+        audience: settings.baseUrl,
+        requiredClaims: ["exp", "iat", "jti", "sub"],
+      },
+    ));
+  } catch (error) {
+    if (error instanceof InvalidTokenError) throw error;
+    if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError("the access token has expired");
+    if (error instanceof joseErrors.JWTClaimValidationFailed) {
+      throw new InvalidTokenError(`the access token's ${error.claim} claim is not valid here`);
+    }
+    throw new InvalidTokenError("the access token is malformed or its signature is invalid");
+  }
+  const { client_id: appClientId, brand, scope, region, jti, iat, exp } = payload;
+  if (typeof appClientId !== "string" || typeof brand !== "string" || typeof scope !== "string") {
+    throw new InvalidTokenError("the access token lacks client_id, brand or scope");
+  }
+  if (region !== settings.region)
+    throw new InvalidTokenError("the access token was issued for another region");
+  if (!scope.split(" ").includes(READ_SCOPE))
+    throw new InvalidTokenError(`the access token lacks scope ${READ_SCOPE}`);
+  return {
+    appClientId,
+    brandId: brand,
+    scope,
+    region,
+    jti: String(jti),
+    issuedAt: Number(iat),
+    expiresAt: Number(exp),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The one place errors become HTTP responses: OAuth errors in RFC 6749 §5.2 shape on the token
+ * endpoint, GraphQL-shaped `{"errors":[{"message","extensions":{"code"}}]}` everywhere else.
+ * Framework errors (bad JSON, body too large, …) get a catalogue code; anything unexpected is
+ * masked and logged, never a stack trace.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type ErrorCode, MdqError, OAuthError, type OAuthErrorCode } from "../errors.js";
+
+/** Which error shape a route answers with. */
+export type Protocol = "oauth" | "graphql";
+
+function protocolOf(request: FastifyRequest): Protocol {
+  return request.url.startsWith("/oauth2/") ? "oauth" : "graphql";
+}
+
+/** Sends a GraphQL-shaped error body. */
+export function sendGraphQLError(reply: FastifyReply, status: number, code: ErrorCode, message: string) {
+  return reply.code(status).send({ errors: [{ message, extensions: { code } }] });
+}
+
+/** Sends an RFC 6749 §5.2 error body; token responses are never cached. */
+export function sendOAuthError(
+  reply: FastifyReply,
+  status: number,
+  error: OAuthErrorCode,
+  description: string,
+) {
+  return reply
+    .code(status)
+    .header("cache-control", "no-store")
+    .header("pragma", "no-cache")
+    .send({ error, error_description: description });
+}
+
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: "the request body is too large",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported Content-Type",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "the request body is empty",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "Content-Length does not match the body",
+  FST_ERR_CTP_EMPTY_TYPE: "Content-Type is empty",
+  FST_ERR_CTP_INVALID_TYPE: "Content-Type is invalid",
+};
+
+/** Installs the error and not-found handlers on `app`. */
+export function installErrorResponses(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | MdqError | OAuthError, request, reply) => {
+    for (const [name, value] of Object.entries((error as MdqError).headers ?? {})) reply.header(name, value);
+    if (error instanceof OAuthError) return sendOAuthError(reply, error.status, error.error, error.message);
+    if (error instanceof MdqError) return sendGraphQLError(reply, error.status, error.code, error.message);
+    const status = (error as FastifyError).statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      const message = FRAMEWORK_MESSAGES[(error as FastifyError).code] ?? "the request is malformed";
+      if (protocolOf(request) === "oauth") {
+        return sendOAuthError(reply, status === 413 ? 413 : 400, "invalid_request", message);
+      }
+      return sendGraphQLError(reply, status, "BAD_REQUEST", message);
+    }
+    request.log.error({ err: error }, "unexpected error");
+    if (protocolOf(request) === "oauth")
+      return sendOAuthError(reply, 500, "server_error", "internal server error");
+    return sendGraphQLError(reply, 500, "INTERNAL_SERVER_ERROR", "Internal server error");
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const message = `no route ${request.method} ${request.url.split("?")[0]}`;
+    if (protocolOf(request) === "oauth") return sendOAuthError(reply, 404, "not_found", message);
+    return sendGraphQLError(reply, 404, "NOT_FOUND", message);
+  });
+}
+
+/** Registers a 405 answer, with `Allow`, for every method of `url` but `allowed`. */
+export function methodNotAllowed(app: FastifyInstance, url: string, allowed: string[]): void {
+  const methods = ["GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"].filter(
+    (method) => !allowed.includes(method),
+  );
+  app.route({
+    method: methods,
+    url,
+    handler: async (request, reply) => {
+      reply.header("allow", allowed.join(", "));
+      const message = `${request.method} is not allowed here; use ${allowed.join(" or ")}`;
+      if (protocolOf(request) === "oauth") return sendOAuthError(reply, 405, "invalid_request", message);
+      return sendGraphQLError(reply, 405, "BAD_REQUEST", message);
+    },
+  });
+}
+
+/** Accepts any (or no) Content-Type as a raw buffer: each route checks its own media type. */
+export function acceptRawBodies(app: FastifyInstance, bodyLimit: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit }, (_request, body, done) => done(null, body));
+}
+
+/** The media type of a Content-Type header, lower-cased, without parameters. */
+export function mediaTypeOf(header: string | undefined): { type: string; charset: string | undefined } {
+  const [type = "", ...parameters] = (header ?? "").split(";");
+  const charset = parameters
+    .map((parameter) => parameter.trim().toLowerCase())
+    .find((parameter) => parameter.startsWith("charset="))
+    ?.slice("charset=".length)
+    .replaceAll('"', "");
+  return { type: type.trim().toLowerCase(), charset };
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Decodes a body as UTF-8, or undefined when it is not valid UTF-8. */
+export function decodeUtf8(body: unknown): string | undefined {
+  if (!Buffer.isBuffer(body)) return "";
+  try {
+    return strictUtf8.decode(body);
+  } catch {
+    return undefined;
+  }
+}

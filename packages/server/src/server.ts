@@ -1,0 +1,87 @@
+/**
+ * Builds the service of one region: token endpoint, well-known documents, GraphQL endpoint and
+ * health checks on one Fastify instance, over a store and a rate limiter.
+ */
+import Fastify, { type FastifyInstance } from "fastify";
+import type { ServiceConfig } from "./config.js";
+import { graphqlEndpoint } from "./graphql/graphql-endpoint.js";
+import { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
+import { TOKEN_LIFETIME_SECONDS } from "./oauth/access-token.js";
+import { AppDirectory } from "./oauth/app-directory.js";
+import { KeyRing } from "./oauth/signing-keys.js";
+import { tokenEndpoint } from "./oauth/token-endpoint.js";
+import { wellKnown } from "./oauth/well-known.js";
+import { acceptRawBodies, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import { useRateLimit } from "./plugins/rate-limit-hook.js";
+import type { Store } from "./store/store.js";
+
+/** What a running service holds. */
+export interface Service {
+  app: FastifyInstance;
+  config: ServiceConfig;
+  store: Store;
+  keys: KeyRing;
+  apps: AppDirectory;
+  limiter: RateLimiter;
+}
+
+export interface ServiceParts {
+  store: Store;
+  limiter?: RateLimiter;
+  /** Pino destination for logs (tests pass a stream); stdout by default. */
+  logStream?: NodeJS.WritableStream;
+}
+
+/** Header names whose values never reach the logs. */
+const REDACTED = ["req.headers.authorization", "req.headers.cookie", 'res.headers["set-cookie"]'];
+
+/**
+ * Builds (but does not start) the service.
+ * @example const service = await buildService(loadConfig(), { store: await openDuckDbStore("./data/uk") });
+ */
+export async function buildService(config: ServiceConfig, parts: ServiceParts): Promise<Service> {
+  const app = Fastify({
+    logger:
+      config.logLevel === "silent"
+        ? false
+        : {
+            level: config.logLevel,
+            redact: REDACTED,
+            ...(parts.logStream ? { stream: parts.logStream } : {}),
+          },
+    trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
+    bodyLimit: config.maxBodyBytes,
+    return503OnClosing: true,
+    forceCloseConnections: "idle",
+  });
+  const keys = await KeyRing.open(config.dataDir, TOKEN_LIFETIME_SECONDS);
+  const apps = new AppDirectory(parts.store, config.authCacheSeconds);
+  const limiter = parts.limiter ?? new MemoryRateLimiter(config.rateLimit);
+  const settings = { authUrl: config.authUrl, baseUrl: config.baseUrl, region: config.region };
+
+  installErrorResponses(app);
+  await app.register(async (scope) => {
+    acceptRawBodies(scope, config.maxBodyBytes);
+    useRateLimit(scope, limiter, config.rateLimit);
+    await tokenEndpoint(scope, { keys, apps, settings });
+    methodNotAllowed(scope, "/oauth2/token", ["POST"]);
+    await graphqlEndpoint(scope, { store: parts.store, keys, apps, settings, timeZone: config.timeZone });
+    methodNotAllowed(scope, "/graphql", ["POST"]);
+  });
+  await app.register(async (scope) => {
+    await wellKnown(scope, { keys, authUrl: config.authUrl });
+    scope.get("/livez", async () => ({ status: "ok" }));
+    scope.get("/readyz", async (_request, reply) => {
+      try {
+        await parts.store.findBrand("");
+        return { status: "ready", region: config.region };
+      } catch {
+        return reply.code(503).header("retry-after", "5").send({ status: "unavailable" });
+      }
+    });
+  });
+  app.addHook("onClose", async () => {
+    await limiter.close();
+  });
+  return { app, config, store: parts.store, keys, apps, limiter };
+}

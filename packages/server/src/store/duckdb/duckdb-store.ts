@@ -1,0 +1,399 @@
+/**
+ * The embedded store: one DuckDB file in the data directory holding brands, apps, grants,
+ * records, FX rates and publishes. One process writes; reads spread over a connection pool.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  type DuckDBConnection,
+  DuckDBInstance,
+  type DuckDBValue,
+  dateValue,
+  listValue,
+} from "@duckdb/node-api";
+import { toEpochDay } from "../../calendar.js";
+import type { CurrencyCode } from "../../currencies.js";
+import {
+  type PlannedCount,
+  type PlannedPage,
+  planAggregateCount,
+  planAggregateMissingRate,
+  planAggregatePage,
+  planRecordsCount,
+  planRecordsPage,
+} from "../query-planner.js";
+import type { AggregateQuery, RecordsQuery } from "../query-request.js";
+import {
+  type App,
+  type Brand,
+  type FxRate,
+  type Grants,
+  MissingFxRateError,
+  type PageResult,
+  type ReadinessFacts,
+  type Store,
+  type StoredRecord,
+} from "../store.js";
+import { ConnectionPool } from "./connection-pool.js";
+import { DUCKDB_SCHEMA } from "./schema.js";
+
+/** Name of the database file inside the data directory. */
+export const DUCKDB_FILE = "mdq.duckdb";
+
+const READ_CONNECTIONS = 4;
+const APPEND_FLUSH_ROWS = 100_000;
+
+type Row = Record<string, unknown>;
+
+/** Opens (creating if needed) the DuckDB store of a data directory; `:memory:` for tests. */
+export async function openDuckDbStore(dataDir: string | ":memory:"): Promise<DuckDbStore> {
+  let path = ":memory:";
+  if (dataDir !== ":memory:") {
+    await mkdir(dataDir, { recursive: true });
+    path = join(dataDir, DUCKDB_FILE);
+  }
+  const instance = await DuckDBInstance.create(path);
+  const writer = await instance.connect();
+  for (const statement of DUCKDB_SCHEMA) await writer.run(statement);
+  const readers = await ConnectionPool.open(instance, READ_CONNECTIONS);
+  return new DuckDbStore(instance, writer, readers);
+}
+
+/** The DuckDB implementation of `Store`. */
+export class DuckDbStore implements Store {
+  readonly engine = "duckdb" as const;
+  private writeQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly writer: DuckDBConnection,
+    private readonly readers: ConnectionPool,
+  ) {}
+
+  private async rows(sql: string, params: DuckDBValue[] = []): Promise<Row[]> {
+    return this.readers.use(async (connection) =>
+      (await connection.runAndReadAll(sql, params)).getRowObjectsJS(),
+    );
+  }
+
+  /** Runs `work` on the single writer connection, one write at a time. */
+  private write<Result>(work: (connection: DuckDBConnection) => Promise<Result>): Promise<Result> {
+    const next = this.writeQueue.then(() => work(this.writer));
+    this.writeQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async transaction<Result>(
+    work: (connection: DuckDBConnection) => Promise<Result>,
+  ): Promise<Result> {
+    return this.write(async (connection) => {
+      await connection.run("BEGIN TRANSACTION");
+      try {
+        const result = await work(connection);
+        await connection.run("COMMIT");
+        return result;
+      } catch (error) {
+        await connection.run("ROLLBACK");
+        throw error;
+      }
+    });
+  }
+
+  async findBrand(brandId: string): Promise<Brand | undefined> {
+    const [row] = await this.rows(
+      "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands WHERE brand_id = ?",
+      [brandId],
+    );
+    return row ? toBrand(row) : undefined;
+  }
+
+  async listBrands(): Promise<Brand[]> {
+    const rows = await this.rows(
+      "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands ORDER BY brand_id",
+    );
+    return rows.map(toBrand);
+  }
+
+  async findApp(appClientId: string): Promise<App | undefined> {
+    const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = ?`, [appClientId]);
+    return row ? toApp(row) : undefined;
+  }
+
+  async listApps(brandId?: string): Promise<App[]> {
+    const rows =
+      brandId === undefined
+        ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
+        : await this.rows(`${APP_SELECT} WHERE brand_id = ? ORDER BY app_client_id`, [brandId]);
+    return rows.map(toApp);
+  }
+
+  async brandGrants(brandId: string): Promise<Grants> {
+    const rows = await this.rows("SELECT kind, value FROM grants WHERE brand_id = ? ORDER BY value", [
+      brandId,
+    ]);
+    return {
+      markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
+      dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
+    };
+  }
+
+  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
+    if (grants.markets.length === 0 || grants.dataSources.length === 0) {
+      const [row] = await this.rows(READINESS_PUBLISHES, [brandId, processingDate, brandId]);
+      return toReadiness(row, null);
+    }
+    const marketList = grants.markets.map(() => "?").join(", ");
+    const sourceList = grants.dataSources.map(() => "?").join(", ");
+    const [row] = await this.rows(
+      `${READINESS_PUBLISHES.replace(
+        "AS last_processed_at",
+        `AS last_processed_at,
+        (SELECT strftime(max(date), '%Y-%m-%d') FROM records
+          WHERE brand_id = ? AND market IN (${marketList}) AND data_source IN (${sourceList})) AS available_through`,
+      )}`,
+      [brandId, processingDate, brandId, brandId, ...grants.markets, ...grants.dataSources],
+    );
+    return toReadiness(row, (row?.["available_through"] as string | null) ?? null);
+  }
+
+  async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
+    const [page, count] = await Promise.all([
+      this.readPage(planRecordsPage(query)),
+      this.readCount(planRecordsCount(query)),
+    ]);
+    if (count.missingRate !== null) throw missingRateError(count.missingRate);
+    return { rows: withCurrency(page, query.currency), totalCount: count.total };
+  }
+
+  async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
+    const rows = await this.readPage(planAggregatePage(query));
+    let totalCount: number;
+    const first = rows[0];
+    if (first === undefined) {
+      totalCount = (await this.readCount(planAggregateCount(query))).total;
+    } else {
+      totalCount = Number(first["__totalCount"]);
+      if (Number(first["__missingRateRows"]) > 0) {
+        const sample = await this.readCount(planAggregateMissingRate(query));
+        throw missingRateError(sample.missingRate ?? `${query.currency} ${query.scope.from}`);
+      }
+      for (const row of rows) {
+        delete row["__totalCount"];
+        delete row["__missingRateRows"];
+      }
+    }
+    return { rows: withCurrency(rows, query.currency), totalCount };
+  }
+
+  /** Runs a planned page and builds row objects from the columns (cheaper than row objects). */
+  private async readPage(plan: PlannedPage): Promise<Row[]> {
+    const columns = await this.readers.use(async (connection) =>
+      (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS(),
+    );
+    const rowCount = columns[0]?.length ?? 0;
+    const rows: Row[] = new Array(rowCount);
+    for (let index = 0; index < rowCount; index += 1) {
+      const row: Row = {};
+      for (let column = 0; column < plan.fields.length; column += 1) {
+        row[plan.fields[column]!] = columns[column]![index];
+      }
+      rows[index] = row;
+    }
+    return rows;
+  }
+
+  private async readCount(plan: PlannedCount): Promise<{ total: number; missingRate: string | null }> {
+    const [row] = await this.rows(plan.sql, plan.params);
+    return {
+      total: Number(row?.["total"] ?? 0),
+      missingRate: (row?.["missing_rate"] as string | null) ?? null,
+    };
+  }
+
+  async createBrand(brand: Brand): Promise<void> {
+    await this.write((connection) =>
+      connection.run("INSERT INTO brands VALUES (?, ?, make_timestamp(CAST(? AS BIGINT) * 1000))", [
+        brand.brandId,
+        brand.name,
+        brand.createdAt.getTime(),
+      ]),
+    );
+  }
+
+  async createApp(app: App): Promise<void> {
+    await this.write((connection) =>
+      connection.run(
+        `INSERT INTO apps VALUES (?, ?, ?, ?, ?, ${timestampParam(app.previousSecretExpiresAt)}, ?, ?,
+          ${timestampParam(app.revokedAt)}, make_timestamp(CAST(? AS BIGINT) * 1000))`,
+        [
+          app.appClientId,
+          app.brandId,
+          app.name,
+          app.secretHash,
+          app.previousSecretHash,
+          ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
+          app.markets === null ? null : listValue(app.markets),
+          app.dataSources === null ? null : listValue(app.dataSources),
+          ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
+          app.createdAt.getTime(),
+        ],
+      ),
+    );
+  }
+
+  async addGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
+    await this.transaction(async (connection) => {
+      for (const market of grants.markets ?? []) {
+        await connection.run("INSERT OR IGNORE INTO grants VALUES (?, 'market', ?)", [brandId, market]);
+      }
+      for (const dataSource of grants.dataSources ?? []) {
+        await connection.run("INSERT OR IGNORE INTO grants VALUES (?, 'data_source', ?)", [
+          brandId,
+          dataSource,
+        ]);
+      }
+    });
+  }
+
+  async upsertFxRates(rates: FxRate[]): Promise<void> {
+    await this.transaction(async (connection) => {
+      const staging = `fx_staging_${randomBytes(6).toString("hex")}`;
+      await connection.run(`CREATE TEMP TABLE ${staging} (currency VARCHAR, date DATE, rate_e6 BIGINT)`);
+      const appender = await connection.createAppender(staging, null, "temp");
+      for (const rate of rates) {
+        appender.appendVarchar(rate.currency);
+        appender.appendDate(dateValue(toEpochDay(rate.date)));
+        appender.appendBigInt(rate.rateE6);
+        appender.endRow();
+      }
+      appender.closeSync();
+      await connection.run(
+        `INSERT OR REPLACE INTO fx_rates SELECT * FROM ${staging} ORDER BY currency, date`,
+      );
+      await connection.run(`DROP TABLE ${staging}`);
+    });
+  }
+
+  async replaceRecords(
+    brandId: string,
+    records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
+  ): Promise<number> {
+    return this.transaction(async (connection) => {
+      const staging = `records_staging_${randomBytes(6).toString("hex")}`;
+      await connection.run(
+        `CREATE TEMP TABLE ${staging} AS SELECT * EXCLUDE (brand_id) FROM records LIMIT 0`,
+      );
+      const appender = await connection.createAppender(staging, null, "temp");
+      const dates = new Map<string, ReturnType<typeof dateValue>>();
+      let count = 0;
+      for await (const record of records) {
+        let date = dates.get(record.date);
+        if (!date) {
+          date = dateValue(toEpochDay(record.date));
+          dates.set(record.date, date);
+        }
+        appender.appendVarchar(record.recordId);
+        appender.appendDate(date);
+        appender.appendVarchar(record.market);
+        appender.appendVarchar(record.dataSource);
+        appender.appendVarchar(record.channel);
+        appender.appendVarchar(record.campaignId);
+        appender.appendVarchar(record.campaignName);
+        appender.appendBigInt(BigInt(record.impressions));
+        appender.appendBigInt(BigInt(record.clicks));
+        appender.appendBigInt(record.spendE4);
+        appender.appendBigInt(record.conversionsE4);
+        appender.appendBigInt(record.revenueE4);
+        appender.appendVarchar(record.currency);
+        appender.endRow();
+        count += 1;
+        if (count % APPEND_FLUSH_ROWS === 0) appender.flushSync();
+      }
+      appender.closeSync();
+      await connection.run(
+        `DELETE FROM records WHERE brand_id = ? AND date IN (SELECT DISTINCT date FROM ${staging})`,
+        [brandId],
+      );
+      await connection.run(
+        `INSERT INTO records SELECT ? AS brand_id, * FROM ${staging} ORDER BY date, record_id`,
+        [brandId],
+      );
+      await connection.run(`DROP TABLE ${staging}`);
+      return count;
+    });
+  }
+
+  async publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void> {
+    await this.write((connection) =>
+      connection.run(
+        "INSERT OR REPLACE INTO publishes VALUES (?, CAST(? AS DATE), make_timestamp(CAST(? AS BIGINT) * 1000))",
+        [brandId, processingDate, publishedAt.getTime()],
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.writeQueue;
+    this.readers.close();
+    this.writer.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
+  epoch_ms(previous_secret_expires_at) AS previous_secret_expires_at, markets, data_sources,
+  epoch_ms(revoked_at) AS revoked_at, epoch_ms(created_at) AS created_at FROM apps`;
+
+const READINESS_PUBLISHES = `SELECT
+  EXISTS (SELECT 1 FROM publishes WHERE brand_id = ? AND processing_date = CAST(? AS DATE)) AS published,
+  (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_processed_at`;
+
+function timestampParam(value: Date | null): string {
+  return value ? "make_timestamp(CAST(? AS BIGINT) * 1000)" : "NULL";
+}
+
+function dateOrNull(value: unknown): Date | null {
+  return value === null || value === undefined ? null : new Date(Number(value));
+}
+
+function toBrand(row: Row): Brand {
+  return {
+    brandId: String(row["brand_id"]),
+    name: String(row["name"]),
+    createdAt: new Date(Number(row["created_at"])),
+  };
+}
+
+function toApp(row: Row): App {
+  return {
+    appClientId: String(row["app_client_id"]),
+    brandId: String(row["brand_id"]),
+    name: String(row["name"]),
+    secretHash: String(row["secret_hash"]),
+    previousSecretHash: (row["previous_secret_hash"] as string | null) ?? null,
+    previousSecretExpiresAt: dateOrNull(row["previous_secret_expires_at"]),
+    markets: (row["markets"] as string[] | null) ?? null,
+    dataSources: (row["data_sources"] as string[] | null) ?? null,
+    revokedAt: dateOrNull(row["revoked_at"]),
+    createdAt: new Date(Number(row["created_at"])),
+  };
+}
+
+function toReadiness(row: Row | undefined, availableThrough: string | null): ReadinessFacts {
+  return {
+    published: Boolean(row?.["published"]),
+    lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
+    availableThrough,
+  };
+}
+
+function withCurrency(rows: Row[], currency: CurrencyCode): Row[] {
+  for (const row of rows) row["currency"] = currency;
+  return rows;
+}
+
+function missingRateError(sample: string): MissingFxRateError {
+  const [currency = "", date = ""] = sample.split(" ");
+  return new MissingFxRateError(currency, date);
+}

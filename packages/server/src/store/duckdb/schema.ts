@@ -1,0 +1,60 @@
+/** The DuckDB schema of a region's store, applied idempotently when the store opens. */
+import { DIV_HALF_EVEN_MACRO } from "../query-planner.js";
+
+export const DUCKDB_SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS brands (
+    brand_id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS apps (
+    app_client_id VARCHAR PRIMARY KEY,
+    brand_id VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    secret_hash VARCHAR NOT NULL,
+    previous_secret_hash VARCHAR,
+    previous_secret_expires_at TIMESTAMP,
+    markets VARCHAR[],
+    data_sources VARCHAR[],
+    revoked_at TIMESTAMP,
+    created_at TIMESTAMP NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS grants (
+    brand_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL CHECK (kind IN ('market', 'data_source')),
+    value VARCHAR NOT NULL,
+    PRIMARY KEY (brand_id, kind, value)
+  )`,
+  `CREATE TABLE IF NOT EXISTS fx_rates (
+    currency VARCHAR NOT NULL,
+    date DATE NOT NULL,
+    rate_e6 BIGINT NOT NULL CHECK (rate_e6 > 0),
+    PRIMARY KEY (currency, date)
+  )`,
+  // No primary key on records: an ART index would slow bulk loads, and uniqueness of
+  // (brand_id, record_id) is checked when a load is validated. Rows are kept sorted by
+  // brand and date so that DuckDB's zone maps prune row groups on brand + range scans.
+  `CREATE TABLE IF NOT EXISTS records (
+    brand_id VARCHAR NOT NULL,
+    record_id VARCHAR NOT NULL,
+    date DATE NOT NULL,
+    market VARCHAR NOT NULL,
+    data_source VARCHAR NOT NULL,
+    channel VARCHAR NOT NULL,
+    campaign_id VARCHAR NOT NULL,
+    campaign_name VARCHAR NOT NULL,
+    impressions BIGINT NOT NULL,
+    clicks BIGINT NOT NULL,
+    spend_e4 BIGINT NOT NULL,
+    conversions_e4 BIGINT NOT NULL,
+    revenue_e4 BIGINT NOT NULL,
+    currency VARCHAR NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS publishes (
+    brand_id VARCHAR NOT NULL,
+    processing_date DATE NOT NULL,
+    published_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (brand_id, processing_date)
+  )`,
+  DIV_HALF_EVEN_MACRO,
+];

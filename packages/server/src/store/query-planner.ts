@@ -1,0 +1,306 @@
+/**
+ * The query planner: turns a validated request into parameterised SQL. Values never enter the
+ * SQL text; only identifiers and expressions chosen from closed lists here do.
+ *
+ * Money (CONTRACT §3 rule 7) is integer arithmetic so that every engine returns the same numbers:
+ * amounts are stored in ten-thousandths (`*_e4`), rates in millionths per EUR (`rate_e6`).
+ * - A record's amount in currency T is amount × rate(T) ÷ rate(source), rounded half-even to T's
+ *   minor unit directly from the exact quotient.
+ * - An aggregate converts each row exactly to 10⁻⁸ (half-even), sums, then rounds the sum
+ *   half-even to T's minor unit.
+ * The rate of a day is that day's rate, else the latest earlier one; EUR's rate is 1.
+ */
+import { BASE_CURRENCY, CURRENCIES, type CurrencyCode } from "../currencies.js";
+import type {
+  AggregateQuery,
+  AggregateSortField,
+  Dimension,
+  Metric,
+  RecordField,
+  RecordSortField,
+  RecordsQuery,
+  RowScope,
+  SortEntry,
+} from "./query-request.js";
+
+/** SQL text with its positional (`?`) parameters. */
+export interface PlannedSql {
+  sql: string;
+  params: (string | number | bigint)[];
+}
+
+/** A planned page query: the SQL and, per result column, the GraphQL field it fills. */
+export interface PlannedPage extends PlannedSql {
+  fields: string[];
+}
+
+/** A planned count: `total` rows (or groups) and `missing_rate`, a sample currency/day lacking a rate. */
+export type PlannedCount = PlannedSql;
+
+const MONEY_COLUMNS = { spend: "spend_e4", revenue: "revenue_e4" } as const;
+const METRIC_COLUMNS: Record<Metric, string> = {
+  IMPRESSIONS: "impressions",
+  CLICKS: "clicks",
+  SPEND: "spend_e4",
+  CONVERSIONS: "conversions_e4",
+  REVENUE: "revenue_e4",
+};
+const MONEY_METRICS: ReadonlySet<Metric> = new Set(["SPEND", "REVENUE"]);
+
+const DIMENSION_EXPRESSIONS: Record<Dimension, { group: string; output: string }> = {
+  DATE_DAY: { group: "r.date", output: "strftime(r.date, '%Y-%m-%d')" },
+  DATE_WEEK: {
+    group: "CAST(date_trunc('week', r.date) AS DATE)",
+    output: "strftime(CAST(date_trunc('week', r.date) AS DATE), '%Y-%m-%d')",
+  },
+  DATE_MONTH: {
+    group: "CAST(date_trunc('month', r.date) AS DATE)",
+    output: "strftime(CAST(date_trunc('month', r.date) AS DATE), '%Y-%m-%d')",
+  },
+  MARKET: { group: "r.market", output: "r.market" },
+  DATA_SOURCE: { group: "r.data_source", output: "r.data_source" },
+  CHANNEL: { group: "r.channel", output: "r.channel" },
+  CAMPAIGN_ID: { group: "r.campaign_id", output: "r.campaign_id" },
+};
+
+/** Builds the WHERE clause restricting rows to the brand, the range, the grants and the filter. */
+function whereClause(scope: RowScope, params: PlannedSql["params"]): string {
+  const conditions = ["r.brand_id = ?", "r.date BETWEEN CAST(? AS DATE) AND CAST(? AS DATE)"];
+  params.push(scope.brandId, scope.from, scope.to);
+  const inList = (column: string, values: string[]) => {
+    conditions.push(`${column} IN (${values.map(() => "?").join(", ")})`);
+    params.push(...values);
+  };
+  inList("r.market", scope.markets);
+  inList("r.data_source", scope.dataSources);
+  if (scope.channels) inList("r.channel", scope.channels);
+  if (scope.campaignIds) inList("r.campaign_id", scope.campaignIds);
+  return conditions.join(" AND ");
+}
+
+/**
+ * The per-day rate table for the range: every currency with rates, plus EUR at 1, each day
+ * carrying the latest rate on or before it (ASOF).
+ */
+function dayRatesCte(scope: RowScope, params: PlannedSql["params"]): string {
+  params.push(scope.from, scope.to, BASE_CURRENCY, scope.from, scope.to);
+  return `day_rates AS (
+    SELECT c.currency, d.day, f.rate_e6
+    FROM (SELECT CAST(unnest(generate_series(CAST(? AS DATE), CAST(? AS DATE), INTERVAL 1 DAY)) AS DATE) AS day) d
+    CROSS JOIN (SELECT DISTINCT currency FROM fx_rates) c
+    ASOF LEFT JOIN fx_rates f ON f.currency = c.currency AND d.day >= f.date
+    UNION ALL
+    SELECT ?, CAST(unnest(generate_series(CAST(? AS DATE), CAST(? AS DATE), INTERVAL 1 DAY)) AS DATE), 1000000
+  )`;
+}
+
+/** Joins of each row to its source-currency rate (`s`) and the target currency's rate (`t`). */
+function rateJoins(currency: CurrencyCode, params: PlannedSql["params"]): string {
+  params.push(currency);
+  return `LEFT JOIN day_rates s ON s.currency = r.currency AND s.day = r.date
+    LEFT JOIN day_rates t ON t.currency = ? AND t.day = r.date`;
+}
+
+/** The record's amount converted to the target currency, in minor units (exact, half-even). */
+function convertedMinor(column: string, currency: CurrencyCode): string {
+  const minorUnits = CURRENCIES[currency].minorUnits;
+  const toMinor = 10 ** (4 - minorUnits);
+  return `CASE WHEN r.currency = '${currency}' THEN div_half_even(CAST(r.${column} AS HUGEINT), ${toMinor})
+    ELSE div_half_even(CAST(r.${column} AS HUGEINT) * t.rate_e6, CAST(s.rate_e6 AS HUGEINT) * ${toMinor}) END`;
+}
+
+/** The record's amount converted to the target currency in 10⁻⁸ units (exact, half-even). */
+function convertedE8(column: string, currency: CurrencyCode): string {
+  return `CASE WHEN r.currency = '${currency}' THEN CAST(r.${column} AS HUGEINT) * 10000
+    ELSE div_half_even(CAST(r.${column} AS HUGEINT) * t.rate_e6 * 10000, CAST(s.rate_e6 AS HUGEINT)) END`;
+}
+
+/** Condition true for a row whose conversion lacks a rate. */
+function missingRate(currency: CurrencyCode): string {
+  return `(r.currency <> '${currency}' AND (s.rate_e6 IS NULL OR t.rate_e6 IS NULL))`;
+}
+
+/** Sample of a missing rate: the currency lacking it and the day, as `CUR YYYY-MM-DD`. */
+function missingRateSample(currency: CurrencyCode): string {
+  return `min(CASE WHEN ${missingRate(currency)}
+    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE '${currency}' END) || ' ' || strftime(r.date, '%Y-%m-%d') END)`;
+}
+
+function money(minorExpression: string, currency: CurrencyCode): string {
+  const minorUnits = CURRENCIES[currency].minorUnits;
+  return `CAST(${minorExpression} AS DOUBLE) / ${10 ** minorUnits}`;
+}
+
+const RECORD_COLUMNS: Record<Exclude<RecordField, "spend" | "revenue" | "currency">, string> = {
+  recordId: "r.record_id",
+  date: "strftime(r.date, '%Y-%m-%d')",
+  market: "r.market",
+  dataSource: "r.data_source",
+  channel: "r.channel",
+  campaignId: "r.campaign_id",
+  campaignName: "r.campaign_name",
+  impressions: "CAST(r.impressions AS DOUBLE)",
+  clicks: "CAST(r.clicks AS DOUBLE)",
+  conversions: "CAST(r.conversions_e4 AS DOUBLE) / 10000",
+};
+
+const RECORD_SORT_KEYS: Record<RecordSortField, (currency: CurrencyCode) => string> = {
+  DATE_DAY: () => "r.date",
+  MARKET: () => "r.market",
+  DATA_SOURCE: () => "r.data_source",
+  CHANNEL: () => "r.channel",
+  CAMPAIGN_ID: () => "r.campaign_id",
+  IMPRESSIONS: () => "r.impressions",
+  CLICKS: () => "r.clicks",
+  CONVERSIONS: () => "r.conversions_e4",
+  SPEND: (currency) => convertedMinor(MONEY_COLUMNS.spend, currency),
+  REVENUE: (currency) => convertedMinor(MONEY_COLUMNS.revenue, currency),
+};
+
+function recordsNeedRates(query: RecordsQuery): boolean {
+  return (
+    query.fields.includes("spend") ||
+    query.fields.includes("revenue") ||
+    query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE")
+  );
+}
+
+/** Plans one page of `marketingRecords`: only the selected columns, a stable order, LIMIT/OFFSET. */
+export function planRecordsPage(query: RecordsQuery): PlannedPage {
+  const params: PlannedSql["params"] = [];
+  const withRates = recordsNeedRates(query);
+  const cte = withRates ? `WITH ${dayRatesCte(query.scope, params)}` : "";
+  const columns: string[] = [];
+  const fields: string[] = [];
+  for (const field of query.fields) {
+    if (field === "currency") continue;
+    fields.push(field);
+    if (field === "spend" || field === "revenue") {
+      columns.push(money(convertedMinor(MONEY_COLUMNS[field], query.currency), query.currency));
+    } else {
+      columns.push(RECORD_COLUMNS[field]);
+    }
+  }
+  if (columns.length === 0) {
+    columns.push("r.record_id");
+    fields.push("recordId");
+  }
+  const joins = withRates ? rateJoins(query.currency, params) : "";
+  const where = whereClause(query.scope, params);
+  const order = [
+    ...query.sort.map((entry) => `${RECORD_SORT_KEYS[entry.field](query.currency)} ${entry.direction}`),
+    "r.record_id ASC",
+  ];
+  params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
+  const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
+  return {
+    sql: `${cte} SELECT ${select} FROM records r ${joins} WHERE ${where} ORDER BY ${order.join(", ")}
+      LIMIT CAST(? AS BIGINT) OFFSET CAST(? AS BIGINT)`,
+    params,
+    fields,
+  };
+}
+
+/** Plans the count of `marketingRecords` rows, with the missing-rate check when money is read. */
+export function planRecordsCount(query: RecordsQuery): PlannedCount {
+  const params: PlannedSql["params"] = [];
+  const withRates = recordsNeedRates(query);
+  const cte = withRates ? `WITH ${dayRatesCte(query.scope, params)}` : "";
+  const joins = withRates ? rateJoins(query.currency, params) : "";
+  const where = whereClause(query.scope, params);
+  const missing = withRates ? missingRateSample(query.currency) : "CAST(NULL AS VARCHAR)";
+  return {
+    sql: `${cte} SELECT count(*) AS total, ${missing} AS missing_rate FROM records r ${joins} WHERE ${where}`,
+    params,
+  };
+}
+
+function totalExpression(metric: Metric, currency: CurrencyCode): string {
+  const column = METRIC_COLUMNS[metric];
+  if (MONEY_METRICS.has(metric)) {
+    const minorUnits = CURRENCIES[currency].minorUnits;
+    const sumE8 = `coalesce(sum(${convertedE8(column, currency)}), 0)`;
+    return money(`div_half_even(${sumE8}, ${10 ** (8 - minorUnits)})`, currency);
+  }
+  if (metric === "CONVERSIONS") return `CAST(coalesce(sum(r.${column}), 0) AS DOUBLE) / 10000`;
+  return `CAST(coalesce(sum(r.${column}), 0) AS DOUBLE)`;
+}
+
+function aggregateSortKey(field: AggregateSortField, currency: CurrencyCode): string {
+  if (field.startsWith("TOTAL_")) {
+    const metric = field.slice("TOTAL_".length) as Metric;
+    const column = METRIC_COLUMNS[metric];
+    return MONEY_METRICS.has(metric) ? `sum(${convertedE8(column, currency)})` : `sum(r.${column})`;
+  }
+  return DIMENSION_EXPRESSIONS[field as Dimension].group;
+}
+
+/** Plans one page of `marketingAggregate`, with the group count and missing-rate check as windows. */
+export function planAggregatePage(query: AggregateQuery): PlannedPage {
+  const params: PlannedSql["params"] = [];
+  const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
+  const cte = withRates ? `WITH ${dayRatesCte(query.scope, params)}` : "";
+  const columns: string[] = [];
+  const fields: string[] = [];
+  for (const dimension of query.groupBy) {
+    columns.push(DIMENSION_EXPRESSIONS[dimension].output);
+    fields.push(dimension);
+  }
+  for (const metric of query.metrics) {
+    columns.push(totalExpression(metric, query.currency));
+    fields.push(`TOTAL_${metric}`);
+  }
+  columns.push("count(*) OVER ()");
+  fields.push("__totalCount");
+  columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(query.currency)})) OVER ()` : "0");
+  fields.push("__missingRateRows");
+  const joins = withRates ? rateJoins(query.currency, params) : "";
+  const where = whereClause(query.scope, params);
+  const groupBy = query.groupBy.map((dimension) => DIMENSION_EXPRESSIONS[dimension].group);
+  const order = [
+    ...query.sort.map((entry) => `${aggregateSortKey(entry.field, query.currency)} ${entry.direction}`),
+    ...groupBy.map((expression) => `${expression} ASC`),
+  ];
+  params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
+  const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
+  return {
+    sql: `${cte} SELECT ${select} FROM records r ${joins} WHERE ${where}
+      ${groupBy.length > 0 ? `GROUP BY ${groupBy.join(", ")}` : ""}
+      ${order.length > 0 ? `ORDER BY ${order.join(", ")}` : ""}
+      LIMIT CAST(? AS BIGINT) OFFSET CAST(? AS BIGINT)`,
+    params,
+    fields,
+  };
+}
+
+/** Plans the number of groups of `marketingAggregate` (used when the page itself is empty). */
+export function planAggregateCount(query: AggregateQuery): PlannedCount {
+  const params: PlannedSql["params"] = [];
+  const where = whereClause(query.scope, params);
+  if (query.groupBy.length === 0)
+    return { sql: "SELECT 1 AS total, CAST(NULL AS VARCHAR) AS missing_rate", params: [] };
+  const groupBy = query.groupBy.map((dimension) => DIMENSION_EXPRESSIONS[dimension].group).join(", ");
+  return {
+    sql: `SELECT count(*) AS total, CAST(NULL AS VARCHAR) AS missing_rate
+      FROM (SELECT 1 FROM records r WHERE ${where} GROUP BY ${groupBy}) groups`,
+    params,
+  };
+}
+
+/** Plans a search for one sample missing rate of an aggregate (only run when one is known to miss). */
+export function planAggregateMissingRate(query: AggregateQuery): PlannedCount {
+  const params: PlannedSql["params"] = [];
+  const cte = `WITH ${dayRatesCte(query.scope, params)}`;
+  const joins = rateJoins(query.currency, params);
+  const where = whereClause(query.scope, params);
+  return {
+    sql: `${cte} SELECT 0 AS total, ${missingRateSample(query.currency)} AS missing_rate FROM records r ${joins} WHERE ${where}`,
+    params,
+  };
+}
+
+/** The SQL of `div_half_even(n, d)`: n ÷ d for n ≥ 0, d > 0, rounded half to even. */
+export const DIV_HALF_EVEN_MACRO = `CREATE OR REPLACE MACRO div_half_even(n, d) AS
+  (n // d) + CASE WHEN 2 * (n % d) > d OR (2 * (n % d) = d AND (n // d) % 2 = 1) THEN 1 ELSE 0 END`;
+
+export type { SortEntry };

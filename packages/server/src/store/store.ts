@@ -1,0 +1,115 @@
+/**
+ * The storage interface every engine implements (DuckDB embedded, PostgreSQL later).
+ * The service and the operator CLI talk to storage only through this interface.
+ */
+import type { CurrencyCode } from "../currencies.js";
+import type { AggregateQuery, RecordsQuery } from "./query-request.js";
+
+/** A brand: the tenant that owns data. `brandId` is the brand client ID of the spec. */
+export interface Brand {
+  brandId: string;
+  name: string;
+  createdAt: Date;
+}
+
+/** A registered application of a brand; it authenticates at the token endpoint. */
+export interface App {
+  appClientId: string;
+  brandId: string;
+  name: string;
+  /** Hex SHA-256 of the current secret (secrets are ≥ 256-bit random, so a fast hash is sound). */
+  secretHash: string;
+  /** The secret before the last rotation, accepted until `previousSecretExpiresAt`. */
+  previousSecretHash: string | null;
+  previousSecretExpiresAt: Date | null;
+  /** Narrowing of the brand's grants for this app; null means "all the brand's". */
+  markets: string[] | null;
+  dataSources: string[] | null;
+  revokedAt: Date | null;
+  createdAt: Date;
+}
+
+/** What a brand may read: sets of markets and of data sources (CONTRACT §3 rule 1). */
+export interface Grants {
+  markets: string[];
+  dataSources: string[];
+}
+
+/** One day's reference rate: units of `currency` per 1 EUR, in millionths. */
+export interface FxRate {
+  currency: CurrencyCode;
+  date: string;
+  rateE6: bigint;
+}
+
+/**
+ * A marketing record as stored: money and conversions in ten-thousandths (exact), in the
+ * record's source currency.
+ */
+export interface StoredRecord {
+  recordId: string;
+  date: string;
+  market: string;
+  dataSource: string;
+  channel: string;
+  campaignId: string;
+  campaignName: string;
+  impressions: number;
+  clicks: number;
+  spendE4: bigint;
+  conversionsE4: bigint;
+  revenueE4: bigint;
+  currency: CurrencyCode;
+}
+
+/** Readiness facts for one brand and processing date (CONTRACT §3 rule 8). */
+export interface ReadinessFacts {
+  published: boolean;
+  lastProcessedAt: Date | null;
+  availableThrough: string | null;
+}
+
+/** A page of rows read column-wise plus the total number of rows matching the query. */
+export interface PageResult<Row> {
+  rows: Row[];
+  totalCount: number;
+}
+
+/** Raised by a store when a conversion needs a rate that does not exist (rule 7). */
+export class MissingFxRateError extends Error {
+  constructor(
+    readonly currency: string,
+    readonly date: string,
+  ) {
+    super(`no FX rate for ${currency} on or before ${date}`);
+    this.name = "MissingFxRateError";
+  }
+}
+
+/** The store: every read the service makes and every write an operator makes. */
+export interface Store {
+  readonly engine: "duckdb" | "postgres";
+
+  findBrand(brandId: string): Promise<Brand | undefined>;
+  listBrands(): Promise<Brand[]>;
+  findApp(appClientId: string): Promise<App | undefined>;
+  listApps(brandId?: string): Promise<App[]>;
+  brandGrants(brandId: string): Promise<Grants>;
+
+  readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts>;
+  queryRecords(query: RecordsQuery): Promise<PageResult<Record<string, unknown>>>;
+  queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>>;
+
+  createBrand(brand: Brand): Promise<void>;
+  createApp(app: App): Promise<void>;
+  addGrants(brandId: string, grants: Partial<Grants>): Promise<void>;
+  upsertFxRates(rates: FxRate[]): Promise<void>;
+  /** Replaces every record of `brandId` on the days present in `records`, atomically. */
+  replaceRecords(
+    brandId: string,
+    records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
+  ): Promise<number>;
+  publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void>;
+
+  close(): Promise<void>;
+}
