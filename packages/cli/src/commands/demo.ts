@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
+  addDays,
   buildService,
   type DemoCredentials,
   loadConfig,
@@ -41,8 +42,10 @@ function positiveInteger(name: string) {
 }
 
 /** The walk-through printed after the demo starts. */
-export function walkThrough(credentials: DemoCredentials, credentialsFile: string): string {
+export function walkThrough(credentials: DemoCredentials, credentialsFile: string, today: string): string {
   const app = credentials.apps[0]!;
+  const from = addDays(today, -28);
+  const to = addDays(today, -1);
   return `
 MDQ demo region "${credentials.region}" is up: token endpoint ${credentials.authUrl}/oauth2/token, GraphQL ${credentials.baseUrl}/graphql
 Credentials for ${credentials.apps.length} apps are in ${credentialsFile} (secrets are shown only there).
@@ -58,16 +61,16 @@ Walk the daily flow with curl (the secret never goes on a command line):
     | node -p 'JSON.parse(require("fs").readFileSync(0)).access_token')
 
   # 2. is today's data ready?
-  curl -s ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
     -d '{"query":"{ marketingDataReadiness(clientId: \\"'$MDQ_BRAND_CLIENT_ID'\\") { status lastProcessedAt date availableThrough } }"}'
 
   # 3. download a page of records in GBP
-  curl -s ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-    -d '{"query":"query($c: ID!, $from: Date!, $to: Date!) { marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, currency: GBP) { recordId date market dataSource campaignName spend revenue currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'","from":"2026-01-01","to":"2026-01-31"}}'
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -d '{"query":"query($c: ID!, $from: Date!, $to: Date!) { marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, currency: GBP) { recordId date market dataSource campaignName spend revenue currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'","from":"${from}","to":"${to}"}}'
 
   # 4. totals by market for the same range
-  curl -s ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-    -d '{"query":"query($c: ID!) { marketingAggregate(clientId: $c, dateRange: {from: \\"2026-01-01\\", to: \\"2026-01-31\\"}, metrics: [SPEND, CLICKS], groupBy: [MARKET]) { MARKET TOTAL_SPEND TOTAL_CLICKS currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'"}}'
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -d '{"query":"query($c: ID!) { marketingAggregate(clientId: $c, dateRange: {from: \\"${from}\\", to: \\"${to}\\"}, metrics: [SPEND, CLICKS], groupBy: [MARKET]) { MARKET TOTAL_SPEND TOTAL_CLICKS currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'"}}'
 `;
 }
 
@@ -99,11 +102,12 @@ export function demoCommand(): Command {
         await freshDemoDirectory(dataDir);
         const store = await openDuckDbStore(dataDir);
         const started = Date.now();
+        const today = todayIn(config.timeZone);
         const credentials = await seedDemoRegion(store, {
           region: config.region,
           authUrl: config.authUrl,
           baseUrl: config.baseUrl,
-          today: todayIn(config.timeZone),
+          today,
           days: flags.days,
           scale: flags.scale,
           onProgress: (message) => process.stderr.write(`mdq demo: ${message}\n`),
@@ -117,7 +121,7 @@ export function demoCommand(): Command {
         }
         const service = await buildService(config, { store });
         await runService(service);
-        process.stdout.write(walkThrough(credentials, credentialsFile));
+        process.stdout.write(walkThrough(credentials, credentialsFile, today));
       },
     );
 }

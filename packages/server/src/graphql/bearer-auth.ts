@@ -16,6 +16,8 @@ export interface BearerAuthOptions {
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+/** The auth-scheme of an Authorization header is case-insensitive (RFC 9110 §11.1). */
+const BEARER_SCHEME = /^Bearer(?:\s|$)/i;
 
 function unauthenticated(message: string, tokenSent: boolean): MdqError {
   const challenge = tokenSent
@@ -30,7 +32,11 @@ export async function authenticateBearer(
   options: BearerAuthOptions,
 ): Promise<Caller> {
   const header = request.headers.authorization;
-  if (header === undefined || header === "") throw unauthenticated("an access token is required", false);
+  // RFC 6750 §3.1: no error code when the request carries no bearer token at all, including when
+  // it authenticates with another scheme such as Basic.
+  if (header === undefined || !BEARER_SCHEME.test(header)) {
+    throw unauthenticated("an access token is required: send 'Authorization: Bearer <access token>'", false);
+  }
   const match = BEARER.exec(header);
   if (!match) throw unauthenticated("the Authorization header must be 'Bearer <access token>'", true);
   let claims: Awaited<ReturnType<typeof verifyAccessToken>>;

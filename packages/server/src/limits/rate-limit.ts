@@ -33,7 +33,13 @@ interface WindowCounts {
   previous: number;
 }
 
-/** Computes a decision from the counts of the current and previous fixed windows. */
+/** Slack for floating-point error, so that a client retrying exactly on time is let through. */
+const EPSILON = 1e-9;
+
+/**
+ * Computes a decision from the counts of the current and previous fixed windows; `current`
+ * includes the request being decided.
+ */
 export function decide(
   policy: RateLimitPolicy,
   windowStart: number,
@@ -44,16 +50,15 @@ export function decide(
   const windowMs = policy.windowSeconds * 1000;
   const elapsed = (now - windowStart) / windowMs;
   const estimated = previous * (1 - elapsed) + current;
-  const allowed = estimated <= policy.max;
-  const remaining = Math.max(0, Math.floor(policy.max - estimated));
+  const allowed = estimated <= policy.max + EPSILON;
+  const remaining = Math.max(0, Math.floor(policy.max - estimated + EPSILON));
   const resetSeconds = Math.ceil(((1 - elapsed) * windowMs + (current > 0 ? windowMs : 0)) / 1000);
-  let retryAfterSeconds = 0;
-  if (!allowed) {
-    // The weighted previous count decays linearly; find when the estimate falls to max - 1.
-    const excess = estimated - (policy.max - 1);
-    const wait = previous > 0 ? (excess / previous) * windowMs : (1 - elapsed) * windowMs;
-    retryAfterSeconds = Math.max(1, Math.ceil(Math.min(wait, (1 - elapsed) * windowMs + windowMs) / 1000));
-  }
+  const retryAfterSeconds = allowed
+    ? 0
+    : Math.max(
+        1,
+        Math.ceil(retryAfterWindows(policy.max, elapsed, current, previous) * (windowMs / 1000) - EPSILON),
+      );
   return {
     allowed,
     limit: policy.max,
@@ -61,6 +66,20 @@ export function decide(
     resetSeconds: Math.max(1, resetSeconds),
     retryAfterSeconds,
   };
+}
+
+/**
+ * How long, in windows, until the refused request would be allowed. While
+ * this window lasts, the previous window's weight falls by `previous` per window; once it ends,
+ * this window's counted requests (`current - 1`) become the previous count and decay in turn.
+ */
+function retryAfterWindows(max: number, elapsed: number, current: number, previous: number): number {
+  const excess = previous * (1 - elapsed) + current - max;
+  const remainingInWindow = 1 - elapsed;
+  if (previous > 0 && excess <= previous * remainingInWindow) return excess / previous;
+  const counted = current - 1;
+  const intoNextWindow = counted > max - 1 ? 1 - (max - 1) / counted : 0;
+  return remainingInWindow + intoNextWindow;
 }
 
 /** The in-process limiter: one budget per key in this process. */
