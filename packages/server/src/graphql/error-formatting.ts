@@ -13,20 +13,43 @@ function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && Object.hasOwn(GRAPHQL_ERROR_CODES, value);
 }
 
+/** graphql-js's parser stopping at `maxTokens` (its wording, typo included, varies by version). */
+const TOO_MANY_TOKENS = /^Syntax Error: Document contains more tha[nt] (\d+) tokens\. Parsing aborted\.$/;
+/** graphql-js's validator giving up on a document whose fields or fragments cost too much to check. */
+const VALIDATION_ABORTED = "Validation aborted.";
+/**
+ * Variable coercion errors (graphql-js `coerceVariableValues`, graphql-jit alike): the caller's
+ * variables, not the document, are wrong. Validation rules also start with `Variable "$…"` (not
+ * defined, never used, wrong position), so the match is on the coercion wordings only.
+ */
+const VARIABLE_COERCION =
+  /^Variable "\$[^"]+" (?:got invalid value |of required type "[^"]+" was not provided\.|of non-null type "[^"]+" must not be null\.)/;
+
 /** The catalogue code of a GraphQL error. */
 export function codeOf(error: GraphQLError): ErrorCode {
   const original = error.originalError as (Error & { extensions?: Record<string, unknown> }) | undefined;
   if (original instanceof MdqError) return original.code;
   if (isErrorCode(error.extensions?.["code"])) return error.extensions["code"] as ErrorCode;
   if (isErrorCode(original?.extensions?.["code"])) return original.extensions["code"] as ErrorCode;
-  if (error.message.startsWith("Syntax Error")) {
-    return error.message.includes("tokens") ? "QUERY_TOO_COMPLEX" : "GRAPHQL_PARSE_FAILED";
-  }
   if (error.path === undefined || error.path.length === 0) {
-    // Errors before execution: variable coercion is the caller's input, the rest is validation.
-    return error.message.startsWith('Variable "$') ? "BAD_USER_INPUT" : "GRAPHQL_VALIDATION_FAILED";
+    if (TOO_MANY_TOKENS.test(error.message) || error.message === VALIDATION_ABORTED) {
+      return "QUERY_TOO_COMPLEX";
+    }
+    if (error.message.startsWith("Syntax Error")) return "GRAPHQL_PARSE_FAILED";
+    return VARIABLE_COERCION.test(error.message) ? "BAD_USER_INPUT" : "GRAPHQL_VALIDATION_FAILED";
   }
   return "INTERNAL_SERVER_ERROR";
+}
+
+/** The message shown for an error: graphql-js's own, except where its wording is internal. */
+function messageOf(error: GraphQLError, code: ErrorCode): string {
+  if (!GRAPHQL_ERROR_CODES[code].exposeMessage) return "Internal server error";
+  const tokens = TOO_MANY_TOKENS.exec(error.message);
+  if (tokens) return `the query has more than ${tokens[1]} tokens; at most ${tokens[1]} are allowed`;
+  if (error.message === VALIDATION_ABORTED) {
+    return "the query is too complex to validate: too many overlapping fields or fragment spreads";
+  }
+  return error.message;
 }
 
 /** Formats `errors` for the response; returns the HTTP status they call for (403 or 200). */
@@ -47,7 +70,7 @@ export function formatErrors(
       path?: (string | number)[];
       extensions: { code: ErrorCode };
     } = {
-      message: catalogued.exposeMessage ? error.message : "Internal server error",
+      message: messageOf(error, code),
       extensions: { code },
     };
     if (error.locations) body.locations = error.locations;

@@ -68,6 +68,16 @@ function parseRequestBody(body: unknown): GraphQLRequestBody {
   };
 }
 
+/** Whether `text` parses as JSON (no GraphQL document does; a selection set `{}` cannot be empty). */
+function isJsonText(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Registers the GraphQL endpoint on `app`. */
 export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndpointOptions): Promise<void> {
   await app.register(mercurius, {
@@ -104,6 +114,10 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
         `the query is ${body.query.length} characters long; at most ${QUERY_LIMITS.maxQueryLength}`,
       );
     }
+    if (isJsonText(body.query)) {
+      // Mercurius would retry such a source as a JSON-encoded AST; the spec's `query` is GraphQL text.
+      return sendGraphQLError(reply, 200, "GRAPHQL_PARSE_FAILED", "query must be GraphQL text, not JSON");
+    }
     let result: { data?: unknown; errors?: readonly GraphQLError[] };
     try {
       result = await app.graphql(body.query, context as never, body.variables, body.operationName);
@@ -114,9 +128,9 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       const { errors } = formatErrors(requestErrors, request.log);
       return reply.code(200).send({ errors });
     }
-    const response: { data?: unknown; errors?: unknown; extensions?: unknown } = {
-      data: result.data ?? null,
-    };
+    const response: { data?: unknown; errors?: unknown; extensions?: unknown } = {};
+    // Absent when execution never started (GraphQL spec §7.1.2), null when a root field failed.
+    if (result.data !== undefined) response.data = result.data;
     if (result.errors && result.errors.length > 0) {
       const { status, errors } = formatErrors(result.errors, request.log);
       response.errors = errors;

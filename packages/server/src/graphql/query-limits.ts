@@ -8,7 +8,7 @@ import {
   type FragmentDefinitionNode,
   GraphQLError,
   Kind,
-  type SelectionSetNode,
+  type SelectionNode,
   type ValidationContext,
 } from "graphql";
 
@@ -28,60 +28,92 @@ function tooComplex(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: "QUERY_TOO_COMPLEX" } });
 }
 
-interface Tally {
+/** What a selection set costs once fragments are expanded (a fragment spread twice counts twice). */
+interface Cost {
   fields: number;
   aliases: number;
+  /** Levels of nested fields, 1 for a set of leaf fields. */
   depth: number;
+  /** Fields at this level, `__`-prefixed ones excepted; meaningful for the operation's own set. */
+  topFields: number;
 }
 
-function tally(
-  selectionSet: SelectionSetNode,
-  fragments: Record<string, FragmentDefinitionNode>,
-  depth: number,
-  seen: Set<string>,
-  total: Tally,
-): void {
-  total.depth = Math.max(total.depth, depth);
-  for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) {
-      total.fields += 1;
-      if (selection.alias) total.aliases += 1;
-      if (selection.selectionSet) tally(selection.selectionSet, fragments, depth + 1, seen, total);
-    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      tally(selection.selectionSet, fragments, depth, seen, total);
-    } else {
-      const fragment = fragments[selection.name.value];
-      // A fragment spread twice counts twice; a cycle (invalid anyway) is walked once.
-      if (fragment && !seen.has(fragment.name.value)) {
-        seen.add(fragment.name.value);
-        tally(fragment.selectionSet, fragments, depth, seen, total);
-        seen.delete(fragment.name.value);
+const NO_COST: Cost = { fields: 0, aliases: 0, depth: 0, topFields: 0 };
+
+/**
+ * Costs selections with each fragment costed once and then reused: walking every spread would
+ * take time exponential in the number of fragments (each spreading the next twice), a denial of
+ * service in a few hundred bytes.
+ */
+class CostCounter {
+  readonly #fragments: ReadonlyMap<string, FragmentDefinitionNode>;
+  readonly #costs = new Map<string, Cost>();
+  readonly #inProgress = new Set<string>();
+
+  constructor(fragments: ReadonlyMap<string, FragmentDefinitionNode>) {
+    this.#fragments = fragments;
+  }
+
+  costOf(selections: readonly SelectionNode[]): Cost {
+    const total = { ...NO_COST };
+    for (const selection of selections) {
+      let cost: Cost;
+      if (selection.kind === Kind.FIELD) {
+        const below = selection.selectionSet ? this.costOf(selection.selectionSet.selections) : NO_COST;
+        cost = {
+          fields: 1 + below.fields,
+          aliases: (selection.alias ? 1 : 0) + below.aliases,
+          depth: 1 + below.depth,
+          topFields: selection.name.value.startsWith("__") ? 0 : 1,
+        };
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        cost = this.costOf(selection.selectionSet.selections);
+      } else {
+        cost = this.#fragmentCost(selection.name.value);
       }
+      total.fields += cost.fields;
+      total.aliases += cost.aliases;
+      total.depth = Math.max(total.depth, cost.depth);
+      total.topFields += cost.topFields;
     }
+    return total;
+  }
+
+  #fragmentCost(name: string): Cost {
+    const known = this.#costs.get(name);
+    if (known) return known;
+    const fragment = this.#fragments.get(name);
+    // Unknown fragments and cycles are reported by the specified rules; they cost nothing here.
+    if (!fragment || this.#inProgress.has(name)) return NO_COST;
+    this.#inProgress.add(name);
+    const cost = this.costOf(fragment.selectionSet.selections);
+    this.#inProgress.delete(name);
+    this.#costs.set(name, cost);
+    return cost;
   }
 }
 
 /** A validation rule reporting the first limit an operation exceeds. */
 export function queryLimitsRule(context: ValidationContext): ASTVisitor {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of context.getDocument().definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const counter = new CostCounter(fragments);
   return {
     OperationDefinition(operation) {
-      const fragments: Record<string, FragmentDefinitionNode> = {};
-      for (const definition of context.getDocument().definitions) {
-        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
-      }
-      const total: Tally = { fields: 0, aliases: 0, depth: 0 };
-      const introspection: Tally = { fields: 0, aliases: 0, depth: 0 };
+      const total = { ...NO_COST };
+      const introspection = { ...NO_COST };
       for (const selection of operation.selectionSet.selections) {
         const isIntrospection = selection.kind === Kind.FIELD && selection.name.value.startsWith("__");
-        tally(
-          { kind: Kind.SELECTION_SET, selections: [selection] },
-          fragments,
-          1,
-          new Set(),
-          isIntrospection ? introspection : total,
-        );
+        const cost = counter.costOf([selection]);
+        const tally = isIntrospection ? introspection : total;
+        tally.fields += cost.fields;
+        tally.aliases += cost.aliases;
+        tally.depth = Math.max(tally.depth, cost.depth);
+        tally.topFields += cost.topFields;
       }
-      const roots = countRootFields(operation.selectionSet, fragments, new Set());
+      const aliases = total.aliases + introspection.aliases;
       if (total.depth > QUERY_LIMITS.maxDepth) {
         context.reportError(tooComplex(`query depth ${total.depth} exceeds ${QUERY_LIMITS.maxDepth}`));
       } else if (introspection.depth > QUERY_LIMITS.maxIntrospectionDepth) {
@@ -90,15 +122,13 @@ export function queryLimitsRule(context: ValidationContext): ASTVisitor {
             `introspection depth ${introspection.depth} exceeds ${QUERY_LIMITS.maxIntrospectionDepth}`,
           ),
         );
-      } else if (total.aliases + introspection.aliases > QUERY_LIMITS.maxAliases) {
+      } else if (aliases > QUERY_LIMITS.maxAliases) {
+        context.reportError(tooComplex(`query uses ${aliases} aliases; at most ${QUERY_LIMITS.maxAliases}`));
+      } else if (total.topFields > QUERY_LIMITS.maxRootFields) {
         context.reportError(
           tooComplex(
-            `query uses ${total.aliases + introspection.aliases} aliases; at most ${QUERY_LIMITS.maxAliases}`,
+            `query asks for ${total.topFields} top-level fields; at most ${QUERY_LIMITS.maxRootFields}`,
           ),
-        );
-      } else if (roots > QUERY_LIMITS.maxRootFields) {
-        context.reportError(
-          tooComplex(`query asks for ${roots} top-level fields; at most ${QUERY_LIMITS.maxRootFields}`),
         );
       } else if (total.fields > QUERY_LIMITS.maxFields) {
         context.reportError(
@@ -108,26 +138,4 @@ export function queryLimitsRule(context: ValidationContext): ASTVisitor {
       return false;
     },
   };
-}
-
-function countRootFields(
-  selectionSet: SelectionSetNode,
-  fragments: Record<string, FragmentDefinitionNode>,
-  seen: Set<string>,
-): number {
-  let count = 0;
-  for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) count += selection.name.value.startsWith("__") ? 0 : 1;
-    else if (selection.kind === Kind.INLINE_FRAGMENT)
-      count += countRootFields(selection.selectionSet, fragments, seen);
-    else {
-      const fragment = fragments[selection.name.value];
-      if (fragment && !seen.has(fragment.name.value)) {
-        seen.add(fragment.name.value);
-        count += countRootFields(fragment.selectionSet, fragments, seen);
-        seen.delete(fragment.name.value);
-      }
-    }
-  }
-  return count;
 }

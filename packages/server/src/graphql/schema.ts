@@ -4,15 +4,16 @@
  */
 import { CURRENCY_CODES } from "../currencies.js";
 import { DIMENSIONS, METRICS, RECORD_SORT_FIELDS } from "../store/query-request.js";
+import { DATE_DESCRIPTION, DATE_TIME_DESCRIPTION } from "./scalars.js";
 
 const TOTAL_FIELDS = METRICS.map((metric) => `TOTAL_${metric}`);
 
 /** The schema's SDL. */
 export const typeDefs = /* GraphQL */ `
-"""A calendar day, YYYY-MM-DD (ISO 8601). Only real days are accepted."""
+"""${DATE_DESCRIPTION}"""
 scalar Date
 
-"""An instant in ISO 8601, UTC, with milliseconds: 2026-11-22T06:15:00.000Z."""
+"""${DATE_TIME_DESCRIPTION}"""
 scalar DateTime
 
 """Whether a processing date's data has been published."""

@@ -1,16 +1,39 @@
 /** Which fields of a returned object a query selects, through fragments and inline fragments. */
-import { type FieldNode, type FragmentDefinitionNode, Kind, type SelectionSetNode } from "graphql";
+import {
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type FragmentSpreadNode,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  getDirectiveValues,
+  type InlineFragmentNode,
+  Kind,
+  type SelectionSetNode,
+} from "graphql";
 
 interface SelectionInfo {
   fieldNodes: readonly FieldNode[];
   fragments: Record<string, FragmentDefinitionNode>;
+  variableValues: Record<string, unknown>;
+}
+
+/** Whether `@skip`/`@include` keep a selection, as execution would (GraphQL spec §3.13). */
+function isIncluded(
+  node: FieldNode | FragmentSpreadNode | InlineFragmentNode,
+  variables: Record<string, unknown>,
+): boolean {
+  if (!node.directives || node.directives.length === 0) return true;
+  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.["if"] === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.["if"] !== false;
 }
 
 /** The names (not aliases) of the fields selected under the resolved field. */
 export function selectedFieldNames(info: SelectionInfo): Set<string> {
   const names = new Set<string>();
+  const variables = info.variableValues ?? {};
   const visit = (selectionSet: SelectionSetNode | undefined, seen: Set<string>) => {
     for (const selection of selectionSet?.selections ?? []) {
+      if (!isIncluded(selection, variables)) continue;
       if (selection.kind === Kind.FIELD) names.add(selection.name.value);
       else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet, seen);
       else if (!seen.has(selection.name.value)) {
