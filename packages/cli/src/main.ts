@@ -13,8 +13,10 @@ const program = new Command("mdq")
   .description("Operate an MDQ region: run the service, seed a demo, manage brands, apps and data.")
   .exitOverride()
   .configureOutput({ outputError: (text, write) => write(text) });
-program.addCommand(serveCommand());
-program.addCommand(demoCommand());
+for (const command of [serveCommand(), demoCommand()]) {
+  // Settings are not inherited through addCommand: each subcommand throws instead of exiting.
+  program.addCommand(command.exitOverride().configureOutput({ outputError: (text, write) => write(text) }));
+}
 
 try {
   await program.parseAsync(process.argv);

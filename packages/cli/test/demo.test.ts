@@ -142,6 +142,12 @@ describe("mdq serve configuration", () => {
     assert.match(result.stderr, /MDQ_PORT/);
   });
 
+  it("exits 2 on an unknown option", async () => {
+    const result = await mdq(["serve", "--no-such-flag"]);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /unknown option '--no-such-flag'/);
+  });
+
   it("rejects an unknown time zone by its variable", async () => {
     const result = await mdq(["serve"], { MDQ_TIME_ZONE: "Mars/Olympus" });
     assert.equal(result.code, 2);

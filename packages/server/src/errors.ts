@@ -38,7 +38,7 @@ export const OAUTH_ERROR_CODES = {
   invalid_scope: 400,
   rate_limited: 429,
   not_found: 404,
-  method_not_allowed: 405,
+  temporarily_unavailable: 503,
   server_error: 500,
 } as const satisfies Record<string, number>;
 

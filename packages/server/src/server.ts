@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyInstance } from "fastify";
 import type { ServiceConfig } from "./config.js";
+import { MdqError, OAuthError } from "./errors.js";
 import { graphqlEndpoint } from "./graphql/graphql-endpoint.js";
 import { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 import { TOKEN_LIFETIME_SECONDS } from "./oauth/access-token.js";
@@ -51,7 +52,8 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
           },
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
     bodyLimit: config.maxBodyBytes,
-    return503OnClosing: true,
+    // Draining is answered by our own hook below, in the contract's error shapes.
+    return503OnClosing: false,
     forceCloseConnections: "idle",
   });
   const keys = await KeyRing.open(config.dataDir, TOKEN_LIFETIME_SECONDS);
@@ -60,6 +62,19 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
   const settings = { authUrl: config.authUrl, baseUrl: config.baseUrl, region: config.region };
 
   installErrorResponses(app);
+  let draining = false;
+  app.addHook("preClose", async () => {
+    draining = true;
+  });
+  app.addHook("onRequest", async (request, reply) => {
+    if (!draining) return;
+    reply.header("connection", "close");
+    const retryAfter = { "retry-after": "1" };
+    const message = "the service is shutting down; retry on another connection";
+    if (request.url.startsWith("/oauth2/"))
+      throw new OAuthError("temporarily_unavailable", message, retryAfter);
+    throw new MdqError("SERVICE_UNAVAILABLE", message, retryAfter);
+  });
   await app.register(async (scope) => {
     acceptRawBodies(scope, config.maxBodyBytes);
     useRateLimit(scope, limiter, config.rateLimit);

@@ -226,7 +226,7 @@ export function aggregateQueryOf(
   };
 }
 
-/** Rule 4's default, DATE_DAY descending, where DATE_DAY is grouped; else the coarsest date grouped. */
+/** Rule 4's default, DATE_DAY descending, where DATE_DAY is grouped; else the finest date dimension grouped. */
 function defaultAggregateSort(groupBy: Dimension[]): SortEntry<AggregateSortField>[] {
   const date = (["DATE_DAY", "DATE_WEEK", "DATE_MONTH"] as const).find((dimension) =>
     groupBy.includes(dimension),

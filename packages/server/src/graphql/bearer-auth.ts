@@ -47,9 +47,9 @@ export async function authenticateBearer(
     throw error;
   }
   const app = await options.apps.app(claims.appClientId);
-  if (!app || app.revokedAt !== null || app.brandId !== claims.brandId) {
-    throw unauthenticated("the access token's app has been revoked", true);
-  }
+  if (!app || app.revokedAt !== null) throw unauthenticated("the access token's app has been revoked", true);
+  if (app.brandId !== claims.brandId)
+    throw unauthenticated("the access token's brand is not its app's brand", true);
   return {
     brandId: claims.brandId,
     appClientId: claims.appClientId,

@@ -17,6 +17,8 @@ function isErrorCode(value: unknown): value is ErrorCode {
 const TOO_MANY_TOKENS = /^Syntax Error: Document contains more tha[nt] (\d+) tokens\. Parsing aborted\.$/;
 /** graphql-js's validator giving up on a document whose fields or fragments cost too much to check. */
 const VALIDATION_ABORTED = "Validation aborted.";
+/** graphql-js's own introspection depth guard (MaxIntrospectionDepthRule). */
+const INTROSPECTION_TOO_DEEP = "Maximum introspection depth exceeded";
 /**
  * Variable coercion errors (graphql-js `coerceVariableValues`, graphql-jit alike): the caller's
  * variables, not the document, are wrong. Validation rules also start with `Variable "$…"` (not
@@ -32,7 +34,11 @@ export function codeOf(error: GraphQLError): ErrorCode {
   if (isErrorCode(error.extensions?.["code"])) return error.extensions["code"] as ErrorCode;
   if (isErrorCode(original?.extensions?.["code"])) return original.extensions["code"] as ErrorCode;
   if (error.path === undefined || error.path.length === 0) {
-    if (TOO_MANY_TOKENS.test(error.message) || error.message === VALIDATION_ABORTED) {
+    if (
+      TOO_MANY_TOKENS.test(error.message) ||
+      error.message === VALIDATION_ABORTED ||
+      error.message === INTROSPECTION_TOO_DEEP
+    ) {
       return "QUERY_TOO_COMPLEX";
     }
     if (error.message.startsWith("Syntax Error")) return "GRAPHQL_PARSE_FAILED";
@@ -52,7 +58,11 @@ function messageOf(error: GraphQLError, code: ErrorCode): string {
   return error.message;
 }
 
-/** Formats `errors` for the response; returns the HTTP status they call for (403 or 200). */
+/**
+ * Formats `errors` for the response; returns the HTTP status they call for: 500 when something
+ * failed unexpectedly (clients retry 5xx), else 403 when data outside the grants was asked for,
+ * else 200.
+ */
 export function formatErrors(
   errors: readonly GraphQLError[],
   log: Logger,
@@ -63,7 +73,8 @@ export function formatErrors(
     const catalogued = GRAPHQL_ERROR_CODES[code];
     if (!catalogued.exposeMessage)
       log.error({ err: error.originalError ?? error, path: error.path }, "resolver failed");
-    if (code === "FORBIDDEN") status = 403;
+    if (code === "FORBIDDEN" && status === 200) status = 403;
+    if (code === "INTERNAL_SERVER_ERROR") status = 500;
     const body: {
       message: string;
       locations?: GraphQLFormattedError["locations"];

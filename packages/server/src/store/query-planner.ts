@@ -68,6 +68,11 @@ function whereClause(scope: RowScope, params: PlannedSql["params"]): string {
   const conditions = ["r.brand_id = ?", "r.date BETWEEN CAST(? AS DATE) AND CAST(? AS DATE)"];
   params.push(scope.brandId, scope.from, scope.to);
   const inList = (column: string, values: string[]) => {
+    // No grants means no rows (rule 1), and `IN ()` is not SQL.
+    if (values.length === 0) {
+      conditions.push("FALSE");
+      return;
+    }
     conditions.push(`${column} IN (${values.map(() => "?").join(", ")})`);
     params.push(...values);
   };
@@ -299,8 +304,15 @@ export function planAggregateMissingRate(query: AggregateQuery): PlannedCount {
   };
 }
 
-/** The SQL of `div_half_even(n, d)`: n ÷ d for n ≥ 0, d > 0, rounded half to even. */
+/**
+ * The SQL of `div_half_even(n, d)`: n ÷ d for d > 0, rounded half to even. Integer `//` and `%`
+ * truncate toward zero, so a negative n (a refund) is rounded by magnitude and given its sign
+ * back: -8.5085 → -9, -25.5 → -26, -8.5 → -8.
+ */
 export const DIV_HALF_EVEN_MACRO = `CREATE OR REPLACE MACRO div_half_even(n, d) AS
-  (n // d) + CASE WHEN 2 * (n % d) > d OR (2 * (n % d) = d AND (n // d) % 2 = 1) THEN 1 ELSE 0 END`;
+  CASE WHEN n >= 0
+    THEN (n // d) + CASE WHEN 2 * (n % d) > d OR (2 * (n % d) = d AND (n // d) % 2 = 1) THEN 1 ELSE 0 END
+    ELSE -((-n // d) + CASE WHEN 2 * (-n % d) > d OR (2 * (-n % d) = d AND (-n // d) % 2 = 1) THEN 1 ELSE 0 END)
+  END`;
 
 export type { SortEntry };

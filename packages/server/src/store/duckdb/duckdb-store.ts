@@ -172,6 +172,11 @@ export class DuckDbStore implements Store {
     const first = rows[0];
     if (first === undefined) {
       totalCount = (await this.readCount(planAggregateCount(query))).total;
+      // A page past the end needs the same conversions as page 1: same answer as records give.
+      if (totalCount > 0 && query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE")) {
+        const sample = await this.readCount(planAggregateMissingRate(query));
+        if (sample.missingRate !== null) throw missingRateError(sample.missingRate);
+      }
     } else {
       totalCount = Number(first["__totalCount"]);
       if (Number(first["__missingRateRows"]) > 0) {
