@@ -649,12 +649,24 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
           Math.abs(roundedSum - total(metric) * minorPerUnit) <= bound,
           `${metric}: Σ rounded ${roundedSum} vs aggregate ${total(metric)} (${members.length} rows)`,
         );
-        // And exactly the contract's rule, from the stored amounts: convert each row, sum, round.
-        let sumE8 = 0n;
+        // And exactly the documented rule, from the stored amounts: rows of one source currency
+        // and day share a rate, so their sum is converted (to 10⁻⁸, half-even); sum; round.
+        const amountByCurrencyDay = new Map<string, { currency: string; date: string; amount: bigint }>();
         for (const record of members) {
           const source = storedById.get(record.recordId)!;
           const amount = metric === "SPEND" ? source.spendE4 : source.revenueE4;
-          sumE8 += rates.e8(amount, source.currency, currency, source.date);
+          const key = `${source.currency} ${source.date}`;
+          const partial = amountByCurrencyDay.get(key) ?? {
+            currency: source.currency,
+            date: source.date,
+            amount: 0n,
+          };
+          partial.amount += amount;
+          amountByCurrencyDay.set(key, partial);
+        }
+        let sumE8 = 0n;
+        for (const partial of amountByCurrencyDay.values()) {
+          sumE8 += rates.e8(partial.amount, partial.currency, currency, partial.date);
         }
         const exact = minorToNumber(divHalfEven(sumE8, 10n ** BigInt(8 - MINOR_UNITS[currency])), currency);
         assert.equal(total(metric), exact, `${metric} of group ${key}`);

@@ -6,8 +6,9 @@
  * amounts are stored in ten-thousandths (`*_e4`), rates in millionths per EUR (`rate_e6`).
  * - A record's amount in currency T is amount × rate(T) ÷ rate(source), rounded half-even to T's
  *   minor unit directly from the exact quotient.
- * - An aggregate converts each row exactly to 10⁻⁸ (half-even), sums, then rounds the sum
- *   half-even to T's minor unit.
+ * - An aggregate converts each row exactly — rows of one source currency and day share a rate, so
+ *   their sum is converted at once, to 10⁻⁸ (half-even) — sums, then rounds the sum half-even to
+ *   T's minor unit.
  * The rate of a day is that day's rate, else the latest earlier one; EUR's rate is 1.
  */
 import { BASE_CURRENCY, CURRENCIES, type CurrencyCode } from "../currencies.js";
@@ -198,14 +199,18 @@ export function planRecordsPage(query: RecordsQuery): PlannedPage {
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
   const ctes: string[] = withRates ? [dayRatesCte(query.scope, params)] : [];
   const sourceColumns = new Set(["record_id", "date"]);
-  for (const field of query.fields) for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
+  for (const field of query.fields)
+    for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
   const sortKeys = query.sort.map((entry, index) => ({
     expression: `${RECORD_SORT_KEYS[entry.field](query.currency)} AS k${index}`,
     direction: entry.direction,
   }));
   const innerJoins = sortsByMoney ? rateJoins(query.currency, params) : "";
   const where = whereClause(query.scope, params);
-  const innerSelect = [...[...sourceColumns].map((column) => `r.${column}`), ...sortKeys.map((key) => key.expression)];
+  const innerSelect = [
+    ...[...sourceColumns].map((column) => `r.${column}`),
+    ...sortKeys.map((key) => key.expression),
+  ];
   const orderBy = (qualifier: string) =>
     [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
   params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
@@ -261,25 +266,38 @@ function totalExpression(metric: Metric, currency: CurrencyCode): string {
   return `CAST(coalesce(sum(r.${column}), 0) AS DOUBLE)`;
 }
 
-function aggregateSortKey(field: AggregateSortField, currency: CurrencyCode): string {
-  if (field.startsWith("TOTAL_")) {
-    const metric = field.slice("TOTAL_".length) as Metric;
-    const column = METRIC_COLUMNS[metric];
-    return MONEY_METRICS.has(metric) ? `sum(${convertedE8(column, currency)})` : `sum(r.${column})`;
-  }
-  return DIMENSION_EXPRESSIONS[field as Dimension].group;
-}
+const DATE_DIMENSIONS: ReadonlySet<Dimension> = new Set(["DATE_DAY", "DATE_WEEK", "DATE_MONTH"]);
 
-/** Plans one page of `marketingAggregate`, with the group count and missing-rate check as windows. */
+/**
+ * Plans one page of `marketingAggregate` in two steps. First the matching rows are summed per
+ * group, source currency and day with native integer sums: rows sharing a currency and a day share
+ * a rate, so converting their sum is converting each row (multiplication distributes). Then each
+ * partial sum is converted (exact, half-even to 10⁻⁸), the partials are summed per group and the
+ * total rounded half-even to the currency's minor unit. The group count and the missing-rate check
+ * ride along as window functions.
+ */
 export function planAggregatePage(query: AggregateQuery): PlannedPage {
   const params: PlannedSql["params"] = [];
   const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
-  const cte = withRates ? `WITH ${dayRatesCte(query.scope, params)}` : "";
+  const ctes: string[] = withRates ? [dayRatesCte(query.scope, params)] : [];
+  const groups = query.groupBy.map((dimension, index) => ({
+    dimension,
+    inner: `${DIMENSION_EXPRESSIONS[dimension].group} AS g${index}`,
+    outer: `r.g${index}`,
+  }));
+  const where = whereClause(query.scope, params);
+  const partialKeys = [...groups.map((group) => group.inner), "r.currency", "r.date"];
+  const partialGroupBy = [...groups.map((_, index) => `${index + 1}`), "r.currency", "r.date"];
+  ctes.push(`partial AS (
+    SELECT ${partialKeys.join(", ")}, sum(r.impressions) AS impressions, sum(r.clicks) AS clicks,
+      sum(r.conversions_e4) AS conversions_e4, sum(r.spend_e4) AS spend_e4, sum(r.revenue_e4) AS revenue_e4
+    FROM records r WHERE ${where} GROUP BY ${partialGroupBy.join(", ")})`);
+
   const columns: string[] = [];
   const fields: string[] = [];
-  for (const dimension of query.groupBy) {
-    columns.push(DIMENSION_EXPRESSIONS[dimension].output);
-    fields.push(dimension);
+  for (const group of groups) {
+    columns.push(DATE_DIMENSIONS.has(group.dimension) ? `strftime(${group.outer}, '%Y-%m-%d')` : group.outer);
+    fields.push(group.dimension);
   }
   for (const metric of query.metrics) {
     columns.push(totalExpression(metric, query.currency));
@@ -290,17 +308,21 @@ export function planAggregatePage(query: AggregateQuery): PlannedPage {
   columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(query.currency)})) OVER ()` : "0");
   fields.push("__missingRateRows");
   const joins = withRates ? rateJoins(query.currency, params) : "";
-  const where = whereClause(query.scope, params);
-  const groupBy = query.groupBy.map((dimension) => DIMENSION_EXPRESSIONS[dimension].group);
+  const sortKey = (field: AggregateSortField) => {
+    if (!field.startsWith("TOTAL_")) return groups.find((group) => group.dimension === field)!.outer;
+    const metric = field.slice("TOTAL_".length) as Metric;
+    const column = METRIC_COLUMNS[metric];
+    return MONEY_METRICS.has(metric) ? `sum(${convertedE8(column, query.currency)})` : `sum(r.${column})`;
+  };
   const order = [
-    ...query.sort.map((entry) => `${aggregateSortKey(entry.field, query.currency)} ${entry.direction}`),
-    ...groupBy.map((expression) => `${expression} ASC`),
+    ...query.sort.map((entry) => `${sortKey(entry.field)} ${entry.direction}`),
+    ...groups.map((group) => `${group.outer} ASC`),
   ];
   params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
-    sql: `${cte} SELECT ${select} FROM records r ${joins} WHERE ${where}
-      ${groupBy.length > 0 ? `GROUP BY ${groupBy.join(", ")}` : ""}
+    sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM partial r ${joins}
+      ${groups.length > 0 ? `GROUP BY ${groups.map((group) => group.outer).join(", ")}` : ""}
       ${order.length > 0 ? `ORDER BY ${order.join(", ")}` : ""}
       LIMIT CAST(? AS BIGINT) OFFSET CAST(? AS BIGINT)`,
     params,

@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// Times the store's planned SQL for a records page and a 90-day aggregate on the demo data at a
+// chosen scale, beside a baseline measured in the same run: the plainest SQL returning the same
+// rows (no FX conversion, no formatting). Prints best-of-N milliseconds and ratios.
+//   npm run build && node bench/store-page.mjs [--scale 50] [--runs 7]
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { addDays, openDuckDbStore, seedDemoRegion, todayIn } from "../packages/server/dist/src/index.js";
+import {
+  planAggregatePage,
+  planRecordsCount,
+  planRecordsPage,
+} from "../packages/server/dist/src/store/query-planner.js";
+
+const { values } = parseArgs({
+  options: { scale: { type: "string", default: "50" }, runs: { type: "string", default: "7" } },
+});
+const scale = Number(values.scale);
+const runs = Number(values.runs);
+const dataDir = await mkdtemp(join(tmpdir(), "mdq-bench-"));
+const today = todayIn("Europe/London");
+const seeding = performance.now();
+const store = await openDuckDbStore(dataDir);
+await seedDemoRegion(store, { region: "uk", authUrl: "http://a", baseUrl: "http://b", today, scale });
+await store.close();
+console.log(`seeded scale ${scale} in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
+
+const instance = await DuckDBInstance.create(join(dataDir, "mdq.duckdb"));
+const connection = await instance.connect();
+const scope = {
+  brandId: "brand-acme",
+  from: addDays(today, -90),
+  to: addDays(today, -1),
+  markets: ["DE", "FR", "GB", "SE", "US"],
+  dataSources: ["google_ads", "meta_ads", "tiktok_ads"],
+  channels: null,
+  campaignIds: null,
+};
+const allFields = [
+  "recordId",
+  "date",
+  "market",
+  "dataSource",
+  "channel",
+  "campaignId",
+  "campaignName",
+  "impressions",
+  "clicks",
+  "spend",
+  "conversions",
+  "revenue",
+  "currency",
+];
+const sort = [{ field: "DATE_DAY", direction: "DESC" }];
+const bare = (offset) => ({
+  sql: `SELECT record_id, date, market, data_source, channel, campaign_id, campaign_name, impressions, clicks,
+    spend_e4, conversions_e4, revenue_e4, currency FROM records WHERE brand_id = ? AND date BETWEEN CAST(? AS DATE) AND CAST(? AS DATE)
+    AND market IN ('DE','FR','GB','SE','US') AND data_source IN ('google_ads','meta_ads','tiktok_ads')
+    ORDER BY date DESC, record_id LIMIT 1000 OFFSET ${offset}`,
+  params: [scope.brandId, scope.from, scope.to],
+});
+const bareAggregate = {
+  sql: `SELECT date, market, data_source, sum(impressions), sum(clicks), sum(spend_e4), sum(revenue_e4) FROM records
+    WHERE brand_id = ? AND date BETWEEN CAST(? AS DATE) AND CAST(? AS DATE)
+    AND market IN ('DE','FR','GB','SE','US') AND data_source IN ('google_ads','meta_ads','tiktok_ads')
+    GROUP BY date, market, data_source ORDER BY date DESC, market, data_source LIMIT 5000`,
+  params: [scope.brandId, scope.from, scope.to],
+};
+
+async function best(plan) {
+  let fastest = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < runs; run += 1) {
+    const started = performance.now();
+    (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
+    fastest = Math.min(fastest, performance.now() - started);
+  }
+  return fastest;
+}
+
+const page = (number, currency) => ({
+  scope,
+  currency,
+  fields: allFields,
+  sort,
+  page: { page: number, pageSize: 1000 },
+});
+const rows = [
+  ["records page 1 (GBP), planned", await best(planRecordsPage(page(1, "GBP"))), await best(bare(0))],
+  ["records page 50 (GBP), planned", await best(planRecordsPage(page(50, "GBP"))), await best(bare(49_000))],
+  ["records count + rate check", await best(planRecordsCount(page(1, "GBP"))), await best(bare(0))],
+  [
+    "aggregate day×market×source (GBP)",
+    await best(
+      planAggregatePage({
+        scope,
+        currency: "GBP",
+        metrics: ["IMPRESSIONS", "CLICKS", "SPEND", "REVENUE"],
+        groupBy: ["DATE_DAY", "MARKET", "DATA_SOURCE"],
+        sort: [{ field: "DATE_DAY", direction: "DESC" }],
+        page: { page: 1, pageSize: 5000 },
+      }),
+    ),
+    await best(bareAggregate),
+  ],
+];
+console.log(
+  `\n| scenario (scale ${scale}, 90 days of brand-acme) | MDQ ms | bare SQL ms | bare/MDQ |\n|---|---|---|---|`,
+);
+for (const [name, ours, baseline] of rows) {
+  console.log(`| ${name} | ${ours.toFixed(1)} | ${baseline.toFixed(1)} | ${(baseline / ours).toFixed(2)} |`);
+}
+connection.closeSync();
+instance.closeSync();
+await rm(dataDir, { recursive: true, force: true });
