@@ -142,17 +142,7 @@ describe("marketingAggregate", () => {
       revokedAt: null,
       createdAt: now,
     });
-    const response = await region.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers: {
-        authorization: `Basic ${Buffer.from(`app-calendar:${secret}`).toString("base64")}`,
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      payload: "grant_type=client_credentials&scope=api_data%2Fread",
-    });
-    assert.equal(response.statusCode, 200, response.body);
-    calendarToken = response.json().access_token as string;
+    calendarToken = await region.token("app-calendar", secret);
   });
   after(() => region.close());
 

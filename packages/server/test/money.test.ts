@@ -202,17 +202,7 @@ describe("money: conversion and half-even rounding", () => {
       revokedAt: null,
       createdAt: now,
     });
-    const response = await region.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers: {
-        authorization: `Basic ${Buffer.from(`${APP}:${secret}`).toString("base64")}`,
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      payload: "grant_type=client_credentials&scope=api_data%2Fread",
-    });
-    assert.equal(response.statusCode, 200, response.body);
-    token = response.json().access_token as string;
+    token = await region.token(APP, secret);
   });
   after(() => region.close());
 

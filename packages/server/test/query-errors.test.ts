@@ -438,17 +438,7 @@ describe("query-level errors over HTTP", () => {
         currency: "GBP",
       },
     ]);
-    const tokenResponse = await region.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers: {
-        authorization: `Basic ${Buffer.from(`${EARLY_APP}:${secret}`).toString("base64")}`,
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      payload: "grant_type=client_credentials&scope=api_data%2Fread",
-    });
-    assert.equal(tokenResponse.statusCode, 200, tokenResponse.body);
-    tokens.early = tokenResponse.json().access_token;
+    tokens.early = await region.token(EARLY_APP, secret);
     tokens.demo = await region.token();
     fixture = { clientId: region.credentials.apps[0]!.brandClientId, day, earlyDay };
   });

@@ -359,15 +359,7 @@ describe("tenancy: brands and grants", () => {
         revokedAt: null,
         createdAt: now,
       });
-      const basic = `Basic ${Buffer.from(`${entry.appClientId}:${secret}`).toString("base64")}`;
-      const tokenResponse = await region.inject({
-        method: "POST",
-        url: "/oauth2/token",
-        headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
-        payload: "grant_type=client_credentials&scope=api_data%2Fread",
-      });
-      assert.equal(tokenResponse.statusCode, 200);
-      const token = tokenResponse.json().access_token as string;
+      const token = await region.token(entry.appClientId, secret);
       const variables = { c: entry.brandId, r: range, p: { pageSize: 1000 } };
       const recordsResponse = await region.graphql(RECORDS, variables, token);
       assert.equal(recordsResponse.status, 200);

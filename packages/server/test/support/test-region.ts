@@ -35,10 +35,13 @@ export interface TestRegion {
   today: string;
   dataDir: string;
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
-  /** Basic header value for an app of the credentials (by id; the first app by default). */
+  /**
+   * Basic header value for an app (by id; the first demo app by default). With `secret`, any app
+   * (one a test registered itself); without, the demo credentials' secret.
+   */
   basic(appClientId?: string, secret?: string): string;
-  /** A fresh access token for an app (the first app by default). */
-  token(appClientId?: string): Promise<string>;
+  /** A fresh access token for an app (the first demo app by default; `secret` as for `basic`). */
+  token(appClientId?: string, secret?: string): Promise<string>;
   /** POSTs a GraphQL query with a bearer token (a fresh one for the first app by default). */
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<GraphQLResponse>;
   close(): Promise<void>;
@@ -86,16 +89,19 @@ export async function startTestRegion(options: TestRegionOptions = {}): Promise<
     dataDir,
     inject: (injectOptions) => service.app.inject(injectOptions),
     basic(appClientId, secret) {
-      const app = appOf(credentials, appClientId);
+      const app =
+        appClientId !== undefined && secret !== undefined
+          ? { appClientId, appClientSecret: secret }
+          : appOf(credentials, appClientId);
       const pair = `${encodeURIComponent(app.appClientId)}:${encodeURIComponent(secret ?? app.appClientSecret)}`;
       return `Basic ${Buffer.from(pair).toString("base64")}`;
     },
-    async token(appClientId) {
+    async token(appClientId, secret) {
       const response = await service.app.inject({
         method: "POST",
         url: "/oauth2/token",
         headers: {
-          authorization: region.basic(appClientId),
+          authorization: region.basic(appClientId, secret),
           "content-type": "application/x-www-form-urlencoded",
         },
         payload: "grant_type=client_credentials&scope=api_data%2Fread",
