@@ -1,9 +1,10 @@
-/** Starts a built service on its port and drains it gracefully on SIGTERM/SIGINT. */
-import type { Service } from "@mdq/server";
+/** Starts a built service (public and admin listeners) and drains it gracefully on SIGTERM/SIGINT. */
+import { type Service, startService } from "@mdq/server";
 
 /** Listens, then closes the service (in-flight requests finish) on the first SIGTERM or SIGINT. */
 export async function runService(service: Service): Promise<string> {
-  const address = await service.app.listen({ host: service.config.host, port: service.config.port });
+  const { address, adminAddress } = await startService(service);
+  service.app.log.info({ adminAddress }, "admin listener (loopback only)");
   const stop = async (signal: string) => {
     service.app.log.info({ signal }, "draining and stopping");
     await service.app.close();

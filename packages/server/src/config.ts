@@ -25,6 +25,10 @@ export interface ServiceConfig {
   /** How long an app's state (revocation, grants) may be cached; at most 60 s (CONTRACT §2). */
   readonly authCacheSeconds: number;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** The operator listener: loopback only, never the public one (docs/admin-api.md). */
+  readonly adminHost: string;
+  /** Its port; 0 picks a free one (written to `<dataDir>/admin.json`). */
+  readonly adminPort: number;
 }
 
 /** Thrown when a configuration value is invalid; the message names the key. */
@@ -53,6 +57,8 @@ export const CONFIG_ENV = {
   maxBodyBytes: "MDQ_MAX_BODY_BYTES",
   authCacheSeconds: "MDQ_AUTH_CACHE_SECONDS",
   logLevel: "MDQ_LOG_LEVEL",
+  adminHost: "MDQ_ADMIN_HOST",
+  adminPort: "MDQ_ADMIN_PORT",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -65,6 +71,8 @@ const REGION_TIME_ZONES: Record<string, string> = {
   jp: "Asia/Tokyo",
   au: "Australia/Sydney",
 };
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -103,6 +111,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       );
     }
   }
+  const adminHost = read("adminHost") ?? "127.0.0.1";
+  if (!LOOPBACK.has(adminHost)) {
+    throw new ConfigError(
+      CONFIG_ENV.adminHost,
+      "the admin listener binds to loopback only: 127.0.0.1, ::1 or localhost",
+    );
+  }
   return Object.freeze({
     region,
     authUrl,
@@ -124,6 +139,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     maxBodyBytes: integer(read("maxBodyBytes") ?? "65536", CONFIG_ENV.maxBodyBytes, 1024, 10_485_760),
     authCacheSeconds: integer(read("authCacheSeconds") ?? "10", CONFIG_ENV.authCacheSeconds, 0, 60),
     logLevel: logLevel as ServiceConfig["logLevel"],
+    adminHost,
+    adminPort: integer(
+      read("adminPort") ?? String(port === 0 ? 0 : (port + 1000) % 65536),
+      CONFIG_ENV.adminPort,
+      0,
+      65535,
+    ),
   });
 }
 

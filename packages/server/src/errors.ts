@@ -74,3 +74,34 @@ export class OAuthError extends Error {
     this.headers = headers;
   }
 }
+
+/** Codes of the admin API (docs/admin-api.md), with their statuses. */
+export const ADMIN_ERROR_CODES = {
+  BAD_INPUT: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_FILE: 422,
+  INTERNAL: 500,
+} as const satisfies Record<string, number>;
+
+export type AdminErrorCode = keyof typeof ADMIN_ERROR_CODES;
+
+/** An error of the admin API; its message (and details) are shown to the operator. */
+export class AdminError extends Error {
+  readonly code: AdminErrorCode;
+  readonly status: number;
+  readonly details: readonly { line: number; column?: string; message: string }[] | undefined;
+
+  constructor(
+    code: AdminErrorCode,
+    message: string,
+    details?: { line: number; column?: string; message: string }[],
+  ) {
+    super(message);
+    this.name = "AdminError";
+    this.code = code;
+    this.status = ADMIN_ERROR_CODES[code];
+    this.details = details;
+  }
+}

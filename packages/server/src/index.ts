@@ -9,6 +9,7 @@ export { typeDefs } from "./graphql/schema.js";
 export { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 export { generateAppClientId, generateAppSecret, hashAppSecret } from "./oauth/app-secrets.js";
 export { KeyRing } from "./oauth/signing-keys.js";
-export { buildService, type Service, type ServiceParts } from "./server.js";
+export { buildService, type Service, type ServiceParts, startService } from "./server.js";
+export { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from "./admin/admin-token.js";
 export { DUCKDB_FILE, DuckDbStore, openDuckDbStore } from "./store/duckdb/duckdb-store.js";
 export type { App, Brand, FxRate, Grants, Store, StoredRecord } from "./store/store.js";

@@ -3,6 +3,9 @@
  * health checks on one Fastify instance, over a store and a rate limiter.
  */
 import Fastify, { type FastifyInstance } from "fastify";
+import { buildAdminListener } from "./admin/admin-listener.js";
+import { ensureAdminToken, writeAdminAddress } from "./admin/admin-token.js";
+import { RegionAdmin } from "./admin/region-admin.js";
 import type { ServiceConfig } from "./config.js";
 import { MdqError, OAuthError } from "./errors.js";
 import { graphqlEndpoint } from "./graphql/graphql-endpoint.js";
@@ -24,6 +27,9 @@ export interface Service {
   keys: KeyRing;
   apps: AppDirectory;
   limiter: RateLimiter;
+  /** The operator operations, and their loopback-only HTTP listener (started by `startService`). */
+  admin: RegionAdmin;
+  adminApp: FastifyInstance;
 }
 
 export interface ServiceParts {
@@ -95,8 +101,31 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
       }
     });
   });
+  const admin = new RegionAdmin({
+    store: parts.store,
+    keys,
+    apps,
+    region: config.region,
+    timeZone: config.timeZone,
+  });
+  const adminApp = buildAdminListener(admin, await ensureAdminToken(config.dataDir), app.log);
   app.addHook("onClose", async () => {
+    await adminApp.close();
     await limiter.close();
   });
-  return { app, config, store: parts.store, keys, apps, limiter };
+  return { app, config, store: parts.store, keys, apps, limiter, admin, adminApp };
+}
+
+/**
+ * Starts both listeners: the public one, and the admin one on loopback, whose URL is written to
+ * `<dataDir>/admin.json` for `mdq`. Returns the public address.
+ */
+export async function startService(service: Service): Promise<{ address: string; adminAddress: string }> {
+  const address = await service.app.listen({ host: service.config.host, port: service.config.port });
+  const adminAddress = await service.adminApp.listen({
+    host: service.config.adminHost,
+    port: service.config.adminPort,
+  });
+  await writeAdminAddress(service.config.dataDir, adminAddress);
+  return { address, adminAddress };
 }

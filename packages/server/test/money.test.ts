@@ -187,7 +187,7 @@ describe("money: conversion and half-even rounding", () => {
     await store.createBrand({ brandId: BRAND, name: "Money", createdAt: now });
     await store.addGrants(BRAND, { markets: ["CH", "DE", "GB", "JP"], dataSources: ["google_ads"] });
     await store.upsertFxRates(RATES);
-    assert.equal(await store.replaceRecords(BRAND, RECORDS), RECORDS.length);
+    assert.equal((await store.replaceRecords(BRAND, RECORDS)).rows, RECORDS.length);
     await store.publish(BRAND, region.today, now);
     const secret = generateAppSecret();
     await store.createApp({

@@ -341,7 +341,7 @@ describe("tenancy: brands and grants", () => {
     await store.addGrants("brand-narrow", { markets: ["GB"], dataSources: ["google_ads"] });
     const sample = (stored.get("brand-acme") ?? []).filter((record) => record.date === range.to).slice(0, 5);
     for (const brandId of ["brand-ungranted", "brand-narrow"]) {
-      assert.equal(await store.replaceRecords(brandId, sample), 5);
+      assert.equal((await store.replaceRecords(brandId, sample)).rows, 5);
     }
     const apps = [
       { appClientId: "app-ungranted", brandId: "brand-ungranted", markets: null, dataSources: null },

@@ -69,6 +69,31 @@ export interface ReadinessFacts {
   availableThrough: string | null;
 }
 
+/** What one load changed: it replaced the brand's rows on `days`. */
+export interface LoadSummary {
+  loadId: string;
+  rows: number;
+  days: number;
+  from: string | null;
+  to: string | null;
+  processingDate: string;
+}
+
+/** Where a load came from and which processing date it belongs to. */
+export interface LoadOrigin {
+  processingDate: string;
+  source: string;
+}
+
+/** A brand's data at a glance, for `mdq status`. */
+export interface BrandDataStatus {
+  rows: number;
+  firstDay: string | null;
+  lastDay: string | null;
+  lastPublishedAt: Date | null;
+  lastPublishedDate: string | null;
+}
+
 /** A page of rows read column-wise plus the total number of rows matching the query. */
 export interface PageResult<Row> {
   rows: Row[];
@@ -102,13 +127,23 @@ export interface Store {
 
   createBrand(brand: Brand): Promise<void>;
   createApp(app: App): Promise<void>;
+  /** Replaces the app's mutable state: secrets, revocation, narrowing. */
+  updateApp(app: App): Promise<void>;
   addGrants(brandId: string, grants: Partial<Grants>): Promise<void>;
+  removeGrants(brandId: string, grants: Partial<Grants>): Promise<void>;
   upsertFxRates(rates: FxRate[]): Promise<void>;
-  /** Replaces every record of `brandId` on the days present in `records`, atomically. */
+  /**
+   * Replaces every record of `brandId` on the days present in `records`, atomically (readers see
+   * the old rows or the new, never a mix; a failure or a crash changes nothing), and logs the load.
+   */
   replaceRecords(
     brandId: string,
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
-  ): Promise<number>;
+    origin?: LoadOrigin,
+  ): Promise<LoadSummary>;
+  /** Whether a load for `processingDate` has completed for the brand. */
+  hasLoad(brandId: string, processingDate: string): Promise<boolean>;
+  brandDataStatus(brandId: string): Promise<BrandDataStatus>;
   publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void>;
 
   close(): Promise<void>;

@@ -27,8 +27,11 @@ import type { AggregateQuery, RecordsQuery } from "../query-request.js";
 import {
   type App,
   type Brand,
+  type BrandDataStatus,
   type FxRate,
   type Grants,
+  type LoadOrigin,
+  type LoadSummary,
   MissingFxRateError,
   type PageResult,
   type ReadinessFacts,
@@ -247,6 +250,44 @@ export class DuckDbStore implements Store {
     );
   }
 
+  async updateApp(app: App): Promise<void> {
+    await this.write((connection) =>
+      connection.run(
+        `UPDATE apps SET name = ?, secret_hash = ?, previous_secret_hash = ?,
+          previous_secret_expires_at = ${timestampParam(app.previousSecretExpiresAt)},
+          markets = ?, data_sources = ?, revoked_at = ${timestampParam(app.revokedAt)}
+          WHERE app_client_id = ?`,
+        [
+          app.name,
+          app.secretHash,
+          app.previousSecretHash,
+          ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
+          app.markets === null ? null : listValue(app.markets),
+          app.dataSources === null ? null : listValue(app.dataSources),
+          ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
+          app.appClientId,
+        ],
+      ),
+    );
+  }
+
+  async removeGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
+    await this.transaction(async (connection) => {
+      for (const market of grants.markets ?? []) {
+        await connection.run("DELETE FROM grants WHERE brand_id = ? AND kind = 'market' AND value = ?", [
+          brandId,
+          market,
+        ]);
+      }
+      for (const dataSource of grants.dataSources ?? []) {
+        await connection.run("DELETE FROM grants WHERE brand_id = ? AND kind = 'data_source' AND value = ?", [
+          brandId,
+          dataSource,
+        ]);
+      }
+    });
+  }
+
   async addGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
     await this.transaction(async (connection) => {
       for (const market of grants.markets ?? []) {
@@ -283,7 +324,8 @@ export class DuckDbStore implements Store {
   async replaceRecords(
     brandId: string,
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
-  ): Promise<number> {
+    origin: LoadOrigin = { processingDate: new Date().toISOString().slice(0, 10), source: "api" },
+  ): Promise<LoadSummary> {
     return this.transaction(async (connection) => {
       const staging = `records_staging_${randomBytes(6).toString("hex")}`;
       await connection.run(
@@ -324,9 +366,62 @@ export class DuckDbStore implements Store {
         `INSERT INTO records SELECT ? AS brand_id, * FROM ${staging} ORDER BY date, record_id`,
         [brandId],
       );
+      const loadId = `load_${randomBytes(8).toString("hex")}`;
+      const [summary] = (
+        await connection.runAndReadAll(
+          `SELECT strftime(min(date), '%Y-%m-%d') AS first_day, strftime(max(date), '%Y-%m-%d') AS last_day,
+            count(DISTINCT date) AS days FROM ${staging}`,
+        )
+      ).getRowObjectsJS();
+      await connection.run(
+        `INSERT INTO loads VALUES (?, ?, CAST(? AS DATE), now(), ?, ?, CAST(? AS DATE), CAST(? AS DATE))`,
+        [
+          loadId,
+          brandId,
+          origin.processingDate,
+          origin.source,
+          count,
+          (summary?.["first_day"] as string | null) ?? null,
+          (summary?.["last_day"] as string | null) ?? null,
+        ],
+      );
       await connection.run(`DROP TABLE ${staging}`);
-      return count;
+      return {
+        loadId,
+        rows: count,
+        days: Number(summary?.["days"] ?? 0),
+        from: (summary?.["first_day"] as string | null) ?? null,
+        to: (summary?.["last_day"] as string | null) ?? null,
+        processingDate: origin.processingDate,
+      };
     });
+  }
+
+  async hasLoad(brandId: string, processingDate: string): Promise<boolean> {
+    const [row] = await this.rows(
+      "SELECT count(*) AS n FROM loads WHERE brand_id = ? AND processing_date = CAST(? AS DATE)",
+      [brandId, processingDate],
+    );
+    return Number(row?.["n"] ?? 0) > 0;
+  }
+
+  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
+    const [row] = await this.rows(
+      `SELECT
+        (SELECT count(*) FROM records WHERE brand_id = ?) AS rows,
+        (SELECT strftime(min(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS first_day,
+        (SELECT strftime(max(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS last_day,
+        (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_published_at,
+        (SELECT strftime(max(processing_date), '%Y-%m-%d') FROM publishes WHERE brand_id = ?) AS last_published_date`,
+      [brandId, brandId, brandId, brandId, brandId],
+    );
+    return {
+      rows: Number(row?.["rows"] ?? 0),
+      firstDay: (row?.["first_day"] as string | null) ?? null,
+      lastDay: (row?.["last_day"] as string | null) ?? null,
+      lastPublishedAt: dateOrNull(row?.["last_published_at"]),
+      lastPublishedDate: (row?.["last_published_date"] as string | null) ?? null,
+    };
   }
 
   async publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void> {

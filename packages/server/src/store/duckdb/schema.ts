@@ -56,5 +56,15 @@ export const DUCKDB_SCHEMA = [
     published_at TIMESTAMP NOT NULL,
     PRIMARY KEY (brand_id, processing_date)
   )`,
+  `CREATE TABLE IF NOT EXISTS loads (
+    load_id VARCHAR PRIMARY KEY,
+    brand_id VARCHAR NOT NULL,
+    processing_date DATE NOT NULL,
+    loaded_at TIMESTAMP NOT NULL,
+    source VARCHAR NOT NULL,
+    rows BIGINT NOT NULL,
+    first_day DATE,
+    last_day DATE
+  )`,
   DIV_HALF_EVEN_MACRO,
 ];
