@@ -190,10 +190,22 @@ describe("marketingAggregate", () => {
         currency: "EUR",
       },
     ]);
-    assert.deepEqual(pageInfoOf(response), { page: 1, pageSize: 1000, totalCount: 1, hasNextPage: false });
+    assert.deepEqual(pageInfoOf(response), {
+      page: 1,
+      pageSize: 1000,
+      totalCount: 1,
+      hasNextPage: false,
+      dataVersion: "1",
+    });
     const past = await calendar({ g: [], p: { page: 2 } });
     assert.deepEqual(groupsOf(past), []);
-    assert.deepEqual(pageInfoOf(past), { page: 2, pageSize: 1000, totalCount: 1, hasNextPage: false });
+    assert.deepEqual(pageInfoOf(past), {
+      page: 2,
+      pageSize: 1000,
+      totalCount: 1,
+      hasNextPage: false,
+      dataVersion: "1",
+    });
 
     const demoTotals = groupsOf(
       await demo(
@@ -314,7 +326,13 @@ describe("marketingAggregate", () => {
         currency: "EUR",
       },
     ]);
-    assert.deepEqual(pageInfoOf(response), { page: 1, pageSize: 1000, totalCount: 4, hasNextPage: false });
+    assert.deepEqual(pageInfoOf(response), {
+      page: 1,
+      pageSize: 1000,
+      totalCount: 4,
+      hasNextPage: false,
+      dataVersion: "1",
+    });
   });
 
   it("rejects a TOTAL_ field whose metric is not requested with METRIC_NOT_REQUESTED (HTTP 200, data null)", async () => {
@@ -458,9 +476,9 @@ describe("marketingAggregate", () => {
     const groups = acmeRecords.length; // one (day, campaign) group per record
     assert.deepEqual(response.body.extensions, {
       pageInfo: {
-        first: { page: 1, pageSize: 1000, totalCount: groups, hasNextPage: true },
-        second: { page: 2, pageSize: 1000, totalCount: groups, hasNextPage: false },
-        days: { page: 1, pageSize: 1000, totalCount: 90, hasNextPage: false },
+        first: { page: 1, pageSize: 1000, totalCount: groups, hasNextPage: true, dataVersion: "1" },
+        second: { page: 2, pageSize: 1000, totalCount: groups, hasNextPage: false, dataVersion: "1" },
+        days: { page: 1, pageSize: 1000, totalCount: 90, hasNextPage: false, dataVersion: "1" },
       },
     });
     const second = response.body.data?.["second"] as unknown[];
@@ -479,6 +497,7 @@ describe("marketingAggregate", () => {
       pageSize: 5000,
       totalCount: groupCount,
       hasNextPage: false,
+      dataVersion: "1",
     });
     const walked: Group[] = [];
     for (const page of [1, 2]) {
@@ -490,6 +509,7 @@ describe("marketingAggregate", () => {
         pageSize: 1000,
         totalCount: groupCount,
         hasNextPage: page === 1,
+        dataVersion: "1",
       });
       walked.push(...groups);
     }
@@ -506,6 +526,7 @@ describe("marketingAggregate", () => {
       pageSize: groupCount,
       totalCount: groupCount,
       hasNextPage: false,
+      dataVersion: "1",
     });
     const past = await demo({ ...variables, p: { page: 3 } }, selection);
     assert.deepEqual(groupsOf(past), []);
@@ -514,6 +535,7 @@ describe("marketingAggregate", () => {
       pageSize: 1000,
       totalCount: groupCount,
       hasNextPage: false,
+      dataVersion: "1",
     });
   });
 });

@@ -249,12 +249,21 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
   ): Promise<{ rows: MarketingRecord[]; pages: number }> {
     const rows: MarketingRecord[] = [];
     let totalCount: number | undefined;
+    let dataVersion: string | undefined;
     let page = 1;
     for (;;) {
       const result = await recordsPage(app, { ...query, page });
       totalCount ??= result.pageInfo.totalCount;
+      // Nothing is loaded during the walk, so the data version holds steady.
+      dataVersion ??= result.pageInfo.dataVersion;
       const hasNextPage = page * query.pageSize < totalCount;
-      assert.deepEqual(result.pageInfo, { page, pageSize: query.pageSize, totalCount, hasNextPage });
+      assert.deepEqual(result.pageInfo, {
+        page,
+        pageSize: query.pageSize,
+        totalCount,
+        hasNextPage,
+        dataVersion,
+      });
       assert.equal(result.rows.length, Math.max(0, Math.min(query.pageSize, totalCount - rows.length)));
       rows.push(...result.rows);
       if (!hasNextPage) break;
@@ -267,6 +276,7 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
       pageSize: query.pageSize,
       totalCount,
       hasNextPage: false,
+      dataVersion,
     });
     assert.equal(rows.length, totalCount);
     assert.equal(new Set(rows.map((row) => row.recordId)).size, rows.length, "recordIds are unique");

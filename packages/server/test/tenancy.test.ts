@@ -366,7 +366,15 @@ describe("tenancy: brands and grants", () => {
       assert.deepEqual(recordsResponse.body, {
         data: { marketingRecords: [] },
         extensions: {
-          pageInfo: { marketingRecords: { page: 1, pageSize: 1000, totalCount: 0, hasNextPage: false } },
+          pageInfo: {
+            marketingRecords: {
+              page: 1,
+              pageSize: 1000,
+              totalCount: 0,
+              hasNextPage: false,
+              dataVersion: "1",
+            },
+          },
         },
       });
       const aggregateResponse = await region.graphql(
@@ -378,7 +386,15 @@ describe("tenancy: brands and grants", () => {
       assert.deepEqual(aggregateResponse.body, {
         data: { marketingAggregate: [] },
         extensions: {
-          pageInfo: { marketingAggregate: { page: 1, pageSize: 5000, totalCount: 0, hasNextPage: false } },
+          pageInfo: {
+            marketingAggregate: {
+              page: 1,
+              pageSize: 5000,
+              totalCount: 0,
+              hasNextPage: false,
+              dataVersion: "1",
+            },
+          },
         },
       });
       assertForbidden(

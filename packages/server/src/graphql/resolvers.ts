@@ -24,6 +24,8 @@ export interface PageInfo {
   pageSize: number;
   totalCount: number;
   hasNextPage: boolean;
+  /** Changes when the range's data is reloaded; a walk that sees it change restarts. */
+  dataVersion: string;
 }
 
 /** What every resolver gets: the caller, the store, and where to put page info. */
@@ -34,12 +36,16 @@ export interface RequestContext {
   pageInfo: Record<string, PageInfo>;
 }
 
-function pageInfoOf(page: { page: number; pageSize: number }, totalCount: number): PageInfo {
+function pageInfoOf(
+  page: { page: number; pageSize: number },
+  result: { totalCount: number; dataVersion: string },
+): PageInfo {
   return {
     page: page.page,
     pageSize: page.pageSize,
-    totalCount,
-    hasNextPage: page.page * page.pageSize < totalCount,
+    totalCount: result.totalCount,
+    hasNextPage: page.page * page.pageSize < result.totalCount,
+    dataVersion: result.dataVersion,
   };
 }
 
@@ -86,7 +92,7 @@ export const resolvers = {
     ) {
       const query = recordsQueryOf(args, context.caller, selectedFieldNames(info));
       const result = await withRates(() => context.store.queryRecords(query));
-      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result.totalCount);
+      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result);
       return result.rows;
     },
 
@@ -98,7 +104,7 @@ export const resolvers = {
     ) {
       const query = aggregateQueryOf(args, context.caller, selectedFieldNames(info));
       const result = await withRates(() => context.store.queryAggregate(query));
-      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result.totalCount);
+      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result);
       return result.rows;
     },
   },

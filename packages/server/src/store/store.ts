@@ -98,6 +98,11 @@ export interface BrandDataStatus {
 export interface PageResult<Row> {
   rows: Row[];
   totalCount: number;
+  /**
+   * Changes whenever a load replaces any of the brand's days in the range: a client walking pages
+   * restarts when it changes between pages (each page is read from one snapshot).
+   */
+  dataVersion: string;
 }
 
 /** Raised by a store when a conversion needs a rate that does not exist (rule 7). */

@@ -24,7 +24,10 @@ export interface GraphQLResponse {
     data?: Record<string, unknown> | null;
     errors?: { message: string; extensions: { code: string }; path?: (string | number)[] }[];
     extensions?: {
-      pageInfo?: Record<string, { page: number; pageSize: number; totalCount: number; hasNextPage: boolean }>;
+      pageInfo?: Record<
+        string,
+        { page: number; pageSize: number; totalCount: number; hasNextPage: boolean; dataVersion: string }
+      >;
     };
   };
 }

@@ -160,45 +160,72 @@ export class DuckDbStore implements Store {
     return toReadiness(row, (row?.["available_through"] as string | null) ?? null);
   }
 
+  /**
+   * Runs `read` in one read transaction on one connection, so that a page, its count and its data
+   * version come from the same snapshot even while a load commits.
+   */
+  private snapshot<Result>(read: (connection: DuckDBConnection) => Promise<Result>): Promise<Result> {
+    return this.readers.use(async (connection) => {
+      await connection.run("BEGIN TRANSACTION");
+      try {
+        return await read(connection);
+      } finally {
+        await connection.run("COMMIT");
+      }
+    });
+  }
+
   async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    const [page, count] = await Promise.all([
-      this.readPage(planRecordsPage(query)),
-      this.readCount(planRecordsCount(query)),
-    ]);
-    if (count.missingRate !== null) throw missingRateError(count.missingRate);
-    return { rows: withCurrency(page, query.currency), totalCount: count.total };
+    return this.snapshot(async (connection) => {
+      const page = await this.readPage(connection, planRecordsPage(query));
+      const count = await this.readCount(connection, planRecordsCount(query));
+      if (count.missingRate !== null) throw missingRateError(count.missingRate);
+      const dataVersion = await this.readDataVersion(connection, query.scope);
+      return { rows: withCurrency(page, query.currency), totalCount: count.total, dataVersion };
+    });
   }
 
   async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    const rows = await this.readPage(planAggregatePage(query));
-    let totalCount: number;
-    const first = rows[0];
-    if (first === undefined) {
-      totalCount = (await this.readCount(planAggregateCount(query))).total;
-      // A page past the end needs the same conversions as page 1: same answer as records give.
-      if (totalCount > 0 && query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE")) {
-        const sample = await this.readCount(planAggregateMissingRate(query));
-        if (sample.missingRate !== null) throw missingRateError(sample.missingRate);
+    return this.snapshot(async (connection) => {
+      const rows = await this.readPage(connection, planAggregatePage(query));
+      let totalCount: number;
+      const first = rows[0];
+      if (first === undefined) {
+        totalCount = (await this.readCount(connection, planAggregateCount(query))).total;
+        // A page past the end needs the same conversions as page 1: same answer as records give.
+        if (totalCount > 0 && query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE")) {
+          const sample = await this.readCount(connection, planAggregateMissingRate(query));
+          if (sample.missingRate !== null) throw missingRateError(sample.missingRate);
+        }
+      } else {
+        totalCount = Number(first["__totalCount"]);
+        if (Number(first["__missingRateRows"]) > 0) {
+          const sample = await this.readCount(connection, planAggregateMissingRate(query));
+          throw missingRateError(sample.missingRate ?? `${query.currency} ${query.scope.from}`);
+        }
+        for (const row of rows) {
+          delete row["__totalCount"];
+          delete row["__missingRateRows"];
+        }
       }
-    } else {
-      totalCount = Number(first["__totalCount"]);
-      if (Number(first["__missingRateRows"]) > 0) {
-        const sample = await this.readCount(planAggregateMissingRate(query));
-        throw missingRateError(sample.missingRate ?? `${query.currency} ${query.scope.from}`);
-      }
-      for (const row of rows) {
-        delete row["__totalCount"];
-        delete row["__missingRateRows"];
-      }
-    }
-    return { rows: withCurrency(rows, query.currency), totalCount };
+      const dataVersion = await this.readDataVersion(connection, query.scope);
+      return { rows: withCurrency(rows, query.currency), totalCount, dataVersion };
+    });
+  }
+
+  /** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
+  private async readDataVersion(connection: DuckDBConnection, scope: RecordsQuery["scope"]): Promise<string> {
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
+        AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
+      [scope.brandId, scope.to, scope.from],
+    );
+    return String(reader.getRowObjectsJS()[0]?.["loads"] ?? 0);
   }
 
   /** Runs a planned page and builds row objects from the columns (cheaper than row objects). */
-  private async readPage(plan: PlannedPage): Promise<Row[]> {
-    const columns = await this.readers.use(async (connection) =>
-      (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS(),
-    );
+  private async readPage(connection: DuckDBConnection, plan: PlannedPage): Promise<Row[]> {
+    const columns = (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
     const rowCount = columns[0]?.length ?? 0;
     const rows: Row[] = new Array(rowCount);
     for (let index = 0; index < rowCount; index += 1) {
@@ -211,8 +238,11 @@ export class DuckDbStore implements Store {
     return rows;
   }
 
-  private async readCount(plan: PlannedCount): Promise<{ total: number; missingRate: string | null }> {
-    const [row] = await this.rows(plan.sql, plan.params);
+  private async readCount(
+    connection: DuckDBConnection,
+    plan: PlannedCount,
+  ): Promise<{ total: number; missingRate: string | null }> {
+    const [row] = (await connection.runAndReadAll(plan.sql, plan.params)).getRowObjectsJS();
     return {
       total: Number(row?.["total"] ?? 0),
       missingRate: (row?.["missing_rate"] as string | null) ?? null,
