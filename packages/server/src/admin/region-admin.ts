@@ -12,7 +12,14 @@ import { MARKET_CODES, type RecordsFileFormat, readRecordsFile } from "../load/r
 import type { AppDirectory } from "../oauth/app-directory.js";
 import { generateAppClientId, generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
 import type { KeyInfo, KeyRing } from "../oauth/signing-keys.js";
-import type { App, Brand, Grants, LoadSummary, Store } from "../store/store.js";
+import {
+  type App,
+  type Brand,
+  type Grants,
+  type LoadSummary,
+  RecordIdConflictError,
+  type Store,
+} from "../store/store.js";
 
 const BRAND_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const DATA_SOURCE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
@@ -294,6 +301,19 @@ export class RegionAdmin {
     }).catch(fileRejected);
     try {
       return await this.store.replaceRecords(brand.brandId, file.records(), { processingDate, source: path });
+    } catch (error) {
+      if (error instanceof RecordIdConflictError) {
+        throw new AdminError(
+          "INVALID_FILE",
+          `${error.message}; nothing was changed`,
+          error.clashes.map((clash) => ({
+            line: 0,
+            column: "record_id",
+            message: `${clash.recordId} is already the id of a record on ${clash.keptDay}, which this load does not replace`,
+          })),
+        );
+      }
+      throw error;
     } finally {
       file.close();
     }

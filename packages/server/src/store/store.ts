@@ -116,6 +116,18 @@ export class MissingFxRateError extends Error {
   }
 }
 
+/** Raised by a load whose record ids already name records on days the load does not replace. */
+export class RecordIdConflictError extends Error {
+  constructor(readonly clashes: { recordId: string; keptDay: string }[]) {
+    super(
+      `record_id already used on a day this load does not replace: ${clashes
+        .map((clash) => `${clash.recordId} (${clash.keptDay})`)
+        .join(", ")}`,
+    );
+    this.name = "RecordIdConflictError";
+  }
+}
+
 /** The store: every read the service makes and every write an operator makes. */
 export interface Store {
   readonly engine: "duckdb" | "postgres";

@@ -35,6 +35,7 @@ import {
   MissingFxRateError,
   type PageResult,
   type ReadinessFacts,
+  RecordIdConflictError,
   type Store,
   type StoredRecord,
 } from "../store.js";
@@ -388,6 +389,24 @@ export class DuckDbStore implements Store {
         if (count % APPEND_FLUSH_ROWS === 0) appender.flushSync();
       }
       appender.closeSync();
+      // A record id names one record of the brand: it may move within the replaced days, but may
+      // not collide with a record on a day this load leaves alone.
+      const clashes = (
+        await connection.runAndReadAll(
+          `SELECT s.record_id, strftime(r.date, '%Y-%m-%d') AS kept_day FROM ${staging} s
+            JOIN records r ON r.brand_id = ? AND r.record_id = s.record_id
+            WHERE r.date NOT IN (SELECT DISTINCT date FROM ${staging}) ORDER BY s.record_id LIMIT 5`,
+          [brandId],
+        )
+      ).getRowObjectsJS();
+      if (clashes.length > 0) {
+        throw new RecordIdConflictError(
+          clashes.map((clash) => ({
+            recordId: String(clash["record_id"]),
+            keptDay: String(clash["kept_day"]),
+          })),
+        );
+      }
       await connection.run(
         `DELETE FROM records WHERE brand_id = ? AND date IN (SELECT DISTINCT date FROM ${staging})`,
         [brandId],
