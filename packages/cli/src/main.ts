@@ -1,31 +1,78 @@
 #!/usr/bin/env node
-import { ConfigError } from "@mdq/server";
 /**
  * `mdq`, the operator CLI: starts the service (`serve`), a seeded demo (`demo`), and manages a
- * region. Exit codes: 0 success, 1 failure at run time, 2 bad usage or configuration.
+ * running region through its admin API (brand, app, grant, fx, load, publish, keys, status).
+ *
+ * Exit codes (docs/cli.md):
+ *   0 success
+ *   1 failure: the service failed (500) or something unexpected happened
+ *   2 usage error: bad flags or values (dates, market codes, durations), bad configuration
+ *   3 refused by the service (400, 404, 409, 422): the input or the region's state was wrong
+ *   4 the service cannot be reached (no admin.json, connection refused)
+ *   5 unauthorized (401): the admin token was refused
  */
 import { Command, CommanderError } from "commander";
-import { demoCommand } from "./commands/demo.js";
-import { serveCommand } from "./commands/serve.js";
+import { AdminError } from "./admin-client.js";
+import { appCommand } from "./commands/app.js";
+import { brandCommand } from "./commands/brand.js";
+import { fxCommand } from "./commands/fx.js";
+import { grantCommand } from "./commands/grant.js";
+import { keysCommand } from "./commands/keys.js";
+import { loadCommand } from "./commands/load.js";
+import { publishCommand } from "./commands/publish.js";
+import { statusCommand } from "./commands/status.js";
 import { UsageError } from "./usage-error.js";
 
-const program = new Command("mdq")
-  .description("Operate an MDQ region: run the service, seed a demo, manage brands, apps and data.")
-  .exitOverride()
-  .configureOutput({ outputError: (text, write) => write(text) });
-for (const command of [serveCommand(), demoCommand()]) {
-  // Settings are not inherited through addCommand: each subcommand throws instead of exiting.
-  program.addCommand(command.exitOverride().configureOutput({ outputError: (text, write) => write(text) }));
+/** Settings are not inherited through addCommand: every command, nested ones too, throws instead of exiting. */
+function throwInsteadOfExiting(command: Command): Command {
+  command.exitOverride().configureOutput({ outputError: (text, write) => write(text) });
+  for (const subcommand of command.commands) throwInsteadOfExiting(subcommand);
+  return command;
 }
+
+/** `serve` and `demo`, which run the service; they load its code (DuckDB, Fastify, GraphQL). */
+async function serviceCommands(): Promise<Command[]> {
+  const [{ serveCommand }, { demoCommand }] = await Promise.all([
+    import("./commands/serve.js"),
+    import("./commands/demo.js"),
+  ]);
+  return [serveCommand(), demoCommand()];
+}
+
+/** The commands that only talk HTTP to the admin API. */
+const operatorCommands = [
+  brandCommand(),
+  appCommand(),
+  grantCommand(),
+  fxCommand(),
+  loadCommand(),
+  publishCommand(),
+  keysCommand(),
+  statusCommand(),
+];
+// An operator command starts in ~0.1 s instead of ~0.6 s when the service's code is not loaded.
+const operatorOnly = operatorCommands.some((command) => command.name() === process.argv[2]);
+
+const program = new Command("mdq").description(
+  "Operate an MDQ region: run the service, seed a demo, manage brands, apps and data.",
+);
+for (const command of [...(operatorOnly ? [] : await serviceCommands()), ...operatorCommands]) {
+  program.addCommand(command);
+}
+throwInsteadOfExiting(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
     process.exitCode = error.exitCode === 0 ? 0 : 2;
-  } else if (error instanceof ConfigError || error instanceof UsageError) {
+  } else if (error instanceof UsageError || (error instanceof Error && error.name === "ConfigError")) {
     process.stderr.write(`mdq: ${error.message}\n`);
     process.exitCode = 2;
+  } else if (error instanceof AdminError) {
+    process.stderr.write(`mdq: ${error.message}\n`);
+    for (const problem of error.problems) process.stderr.write(`${problem}\n`);
+    process.exitCode = error.exitCode;
   } else {
     process.stderr.write(`mdq: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;

@@ -460,7 +460,8 @@ export class DuckDbStore implements Store {
         (SELECT count(*) FROM records WHERE brand_id = ?) AS rows,
         (SELECT strftime(min(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS first_day,
         (SELECT strftime(max(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS last_day,
-        (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_published_at,
+        (SELECT epoch_ms(published_at) FROM publishes WHERE brand_id = ?
+          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
         (SELECT strftime(max(processing_date), '%Y-%m-%d') FROM publishes WHERE brand_id = ?) AS last_published_date`,
       [brandId, brandId, brandId, brandId, brandId],
     );

@@ -1,0 +1,75 @@
+/** `mdq load`: replace a brand's rows on the days of a records file (CSV, NDJSON or Parquet). */
+import { Command, Option } from "commander";
+import { connectAdmin } from "../admin-client.js";
+import {
+  type CommonFlags,
+  calendarDate,
+  existingFile,
+  LOAD_FORMATS,
+  mapping,
+  withCommonFlags,
+} from "../operator-options.js";
+import { count, emit, orNone } from "../output.js";
+
+/** The answer of `POST /admin/loads`. */
+interface LoadAnswer {
+  loadId: string;
+  rows: number;
+  days: number;
+  from: string | null;
+  to: string | null;
+  processingDate: string;
+}
+
+type LoadFlags = CommonFlags & {
+  brand: string;
+  format?: string;
+  map?: Record<string, string>;
+  date?: string;
+};
+
+/** `mdq load FILE --brand B`. */
+export function loadCommand(): Command {
+  return withCommonFlags(
+    new Command("load")
+      .description(
+        "Load a brand's marketing records: the whole file is checked first, then the brand's rows on " +
+          "every day in the file are replaced at once (all or nothing). Publish afterwards with `mdq publish`.",
+      )
+      .argument("<file>", "the records file (read by the service; sent as an absolute path)")
+      .requiredOption("--brand <brandId>", "the brand whose rows the file holds")
+      .addOption(
+        new Option("--format <format>", "the file's format (default: from its extension)").choices(
+          LOAD_FORMATS,
+        ),
+      )
+      .option(
+        "--map <canonical=fileColumn>",
+        "read a canonical column from a differently named file column; repeat for more",
+        mapping,
+      )
+      .option(
+        "--date <processingDate>",
+        "the processing date the load belongs to (default: today)",
+        calendarDate,
+      ),
+    "mdq load ./acme-2026-05-01.csv --brand brand-acme --map spend=cost --map date=day --date 2026-05-01",
+  ).action(async (file: string, flags: LoadFlags) => {
+    const path = existingFile(file);
+    const admin = await connectAdmin(flags);
+    const answer = await admin.post<LoadAnswer>("/admin/loads", {
+      brandId: flags.brand,
+      path,
+      ...(flags.format === undefined ? {} : { format: flags.format }),
+      ...(flags.map === undefined ? {} : { mapping: flags.map }),
+      ...(flags.date === undefined ? {} : { processingDate: flags.date }),
+    });
+    emit(flags.json, answer, (load) =>
+      [
+        `Loaded ${count(load.rows)} rows for brand ${flags.brand}: ${load.days} days, ${orNone(load.from)} to ${orNone(load.to)}.`,
+        `Processing date ${load.processingDate} (load ${load.loadId}).`,
+        `Publish it with: mdq publish --brand ${flags.brand} --date ${load.processingDate}`,
+      ].join("\n"),
+    );
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * The flags every operator command shares (where the region's admin API is) and the parsers of
+ * flag values. Values are checked here, before any request, so a typo exits 2 without touching
+ * the service (docs/cli.md, "Exit codes").
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Command, InvalidArgumentError } from "commander";
+import { UsageError } from "./usage-error.js";
+
+/** The flags added by `withCommonFlags`. */
+export interface CommonFlags {
+  data?: string;
+  region?: string;
+  adminUrl?: string;
+  json?: boolean;
+}
+
+/** Longest `--grace` the admin API accepts: 30 days (docs/admin-api.md). */
+export const MAX_GRACE_SECONDS = 2_592_000;
+
+const EXIT_CODES_HELP = `
+Exit codes: 0 done, 1 failed, 2 usage error, 3 refused by the service, 4 service not reachable,
+5 admin token refused. The admin token is read from MDQ_ADMIN_TOKEN or <data>/admin-token.`;
+
+/**
+ * Adds the connection flags and `--json` to an operator command, and an example to its help.
+ * @example withCommonFlags(new Command("list"), "mdq brand list --json")
+ */
+export function withCommonFlags(command: Command, example: string): Command {
+  return command
+    .option("--data <dir>", "data directory of the region (default: $MDQ_DATA_DIR or ./data/<region>)")
+    .option(
+      "--region <code>",
+      "region code, for the default data directory (default: $MDQ_REGION or uk)",
+      region,
+    )
+    .option("--admin-url <url>", "admin API address (default: $MDQ_ADMIN_URL or <data>/admin.json)", adminUrl)
+    .option("--json", "print the service's answer as JSON, for scripts")
+    .addHelpText("after", `\nExample:\n  ${example}\n${EXIT_CODES_HELP}\n`);
+}
+
+function region(text: string): string {
+  if (!/^[a-z]{2,8}$/.test(text))
+    throw new InvalidArgumentError("Use a lower-case region code such as uk or us.");
+  return text;
+}
+
+function adminUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InvalidArgumentError("Use an absolute URL such as http://127.0.0.1:5000.");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new InvalidArgumentError("Use http or https.");
+  return text.replace(/\/+$/, "");
+}
+
+/**
+ * A calendar day written `YYYY-MM-DD` (2026-02-30 is refused), as the service's `isCalendarDate`.
+ * Checked here rather than imported so that operator commands start without loading the service.
+ */
+export function calendarDate(text: string): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const [year, month, day] = (match ?? []).slice(1).map(Number) as [number, number, number];
+  const real =
+    match !== null &&
+    year >= 1 &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (!real) throw new InvalidArgumentError("Use a calendar day written YYYY-MM-DD.");
+  return text;
+}
+
+/** A brand id as the admin API accepts it: `^[a-z0-9][a-z0-9-]{1,62}$`. */
+export function brandId(text: string): string {
+  if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(text)) {
+    throw new InvalidArgumentError(
+      'Use 2 to 63 lower-case letters, digits and "-", starting with a letter or digit.',
+    );
+  }
+  return text;
+}
+
+/** A name shown to operators: not blank. */
+export function name(text: string): string {
+  if (text.trim() === "") throw new InvalidArgumentError("A name cannot be blank.");
+  return text.trim();
+}
+
+function commaList(text: string): string[] {
+  const items = text.split(",").map((item) => item.trim());
+  if (items.some((item) => item === "")) throw new InvalidArgumentError("Separate values by single commas.");
+  return [...new Set(items)];
+}
+
+/** Comma-separated markets: ISO 3166-1 alpha-2 codes in upper case (`GB,DE`). */
+export function markets(text: string): string[] {
+  const codes = commaList(text);
+  for (const code of codes) {
+    if (code === "UK") throw new InvalidArgumentError('The United Kingdom is "GB" in ISO 3166-1, not "UK".');
+    if (!/^[A-Z]{2}$/.test(code)) {
+      throw new InvalidArgumentError(
+        `${JSON.stringify(code)} is not a market code: use ISO 3166-1 alpha-2 codes in upper case, e.g. GB,DE.`,
+      );
+    }
+  }
+  return codes;
+}
+
+/** Comma-separated data sources: lower-case ids (`google_ads,meta_ads`). */
+export function dataSources(text: string): string[] {
+  const ids = commaList(text);
+  for (const id of ids) {
+    if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(id)) {
+      throw new InvalidArgumentError(
+        `${JSON.stringify(id)} is not a data source id: lower-case letters, digits, "_", "." and "-", e.g. google_ads.`,
+      );
+    }
+  }
+  return ids;
+}
+
+const SECONDS_PER_UNIT: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** A duration as `90s`, `15m`, `24h`, `7d` or plain seconds, at most 30 days; in seconds. */
+export function duration(text: string): number {
+  const match = /^(\d{1,10})([smhd]?)$/.exec(text);
+  if (!match) throw new InvalidArgumentError("Use a duration such as 90s, 15m, 24h, 7d, or whole seconds.");
+  const seconds = Number(match[1]) * SECONDS_PER_UNIT[match[2]!]!;
+  if (seconds > MAX_GRACE_SECONDS) throw new InvalidArgumentError("The longest grace period is 30d.");
+  return seconds;
+}
+
+/** Load file formats the service reads. */
+export const LOAD_FORMATS = ["csv", "ndjson", "parquet"] as const;
+
+/** Collects repeated `--map canonical=fileColumn` flags into one mapping. */
+export function mapping(text: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const match = /^([a-z_]+)=(.+)$/.exec(text);
+  if (!match) {
+    throw new InvalidArgumentError(
+      "Use canonical=fileColumn, e.g. --map spend=cost (repeat --map for more).",
+    );
+  }
+  const [, canonical, column] = match as unknown as [string, string, string];
+  if (previous?.[canonical] !== undefined) throw new InvalidArgumentError(`${canonical} is mapped twice.`);
+  return { ...previous, [canonical]: column };
+}
+
+/**
+ * The absolute path of a file argument. The service reads the file itself (docs/admin-api.md),
+ * so the path must be absolute; a missing file is a usage error, caught before any request.
+ */
+export function existingFile(file: string): string {
+  const path = resolve(file);
+  const stats = statSync(path, { throwIfNoEntry: false });
+  if (stats === undefined) throw new UsageError(`no file ${path}`);
+  if (!stats.isFile()) throw new UsageError(`${path} is not a file`);
+  return path;
+}
