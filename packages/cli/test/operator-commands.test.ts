@@ -628,6 +628,120 @@ describe("mdq operator commands against a running mdq serve", () => {
     assert.ok(!result.stderr.includes("not-the-admin-token-0123456789abcdef"));
   });
 
+  it("walks the operator journey: brand → app → grants → fx → load → publish → reads → rotate → revoke → 401", async () => {
+    const brand = "journey";
+    await mdqJson(["brand", "create", "--name", "Journey", "--id", brand, ...data]);
+    const created = await mdqJson<{ app: { appClientId: string }; appClientSecret: string }>([
+      "app",
+      "create",
+      "--brand",
+      brand,
+      "--name",
+      "sync",
+      ...data,
+    ]);
+    await mdqJson([
+      "grant",
+      "add",
+      "--brand",
+      brand,
+      "--markets",
+      "GB",
+      "--data-sources",
+      "google_ads",
+      ...data,
+    ]);
+    await writeFile(join(work, "journey-fx.csv"), "Date,USD,GBP,\n2025-02-28,1.0800,0.8500,\n");
+    await mdqJson(["fx", "load", join(work, "journey-fx.csv"), ...data]);
+    await writeFile(
+      join(work, "journey.csv"),
+      [
+        RECORDS_HEADER,
+        "j-1,2025-03-01,GB,google_ads,search,c-1,Granted,1000,50,8.50,2,17.00,GBP",
+        "j-2,2025-03-01,DE,google_ads,search,c-2,Market not granted,2000,40,20,1,50,EUR",
+        "j-3,2025-03-03,GB,meta_ads,social,c-3,Source not granted,1100,55,13,3,120,GBP",
+        "j-4,2025-03-03,GB,google_ads,search,c-1,Granted,1200,60,10.00,3,30.00,EUR",
+      ].join("\n"),
+    );
+    await mdqJson(["load", join(work, "journey.csv"), "--brand", brand, ...data]);
+    await mdqJson(["publish", "--brand", brand, ...data]);
+
+    const issued = await token(created.app.appClientId, created.appClientSecret);
+    assert.equal(issued.status, 200);
+    const accessToken = (issued.body as { access_token: string }).access_token;
+    const graphql = async (query: string, bearer = accessToken) => {
+      const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+        body: JSON.stringify({ query }),
+      });
+      return { status: response.status, body: (await response.json()) as { data?: Record<string, unknown> } };
+    };
+    const readiness = await graphql(
+      `{ marketingDataReadiness(clientId: "${brand}") { status availableThrough } }`,
+    );
+    assert.deepEqual(readiness.body.data, {
+      marketingDataReadiness: { status: "READY", availableThrough: "2025-03-03" },
+    });
+    const records = await graphql(`{ marketingRecords(clientId: "${brand}", currency: GBP,
+      dateRange: {from: "2025-03-01", to: "2025-03-03"}, sort: [{field: DATE_DAY, direction: ASC}]) {
+      recordId date market dataSource impressions spend revenue currency } }`);
+    // Exactly the granted rows (GB × google_ads); j-4's EUR 10.00 on Monday at Friday's 0.85 is GBP 8.50.
+    assert.deepEqual(records.body.data, {
+      marketingRecords: [
+        {
+          recordId: "j-1",
+          date: "2025-03-01",
+          market: "GB",
+          dataSource: "google_ads",
+          impressions: 1000,
+          spend: 8.5,
+          revenue: 17,
+          currency: "GBP",
+        },
+        {
+          recordId: "j-4",
+          date: "2025-03-03",
+          market: "GB",
+          dataSource: "google_ads",
+          impressions: 1200,
+          spend: 8.5,
+          revenue: 25.5,
+          currency: "GBP",
+        },
+      ],
+    });
+
+    const rotated = await mdqJson<{ appClientSecret: string }>([
+      "app",
+      "rotate-secret",
+      created.app.appClientId,
+      "--grace",
+      "0",
+      ...data,
+    ]);
+    assert.equal(
+      (await token(created.app.appClientId, created.appClientSecret)).status,
+      400,
+      "old secret refused",
+    );
+    assert.equal(
+      (await token(created.app.appClientId, rotated.appClientSecret)).status,
+      200,
+      "new secret works",
+    );
+    assert.equal((await graphql(`{ marketingDataReadiness(clientId: "${brand}") { status } }`)).status, 200);
+
+    await mdqJson(["app", "revoke", created.app.appClientId, ...data]);
+    const refused = await graphql(`{ marketingDataReadiness(clientId: "${brand}") { status } }`);
+    assert.equal(refused.status, 401);
+    assert.deepEqual(refused.body, {
+      errors: [
+        { message: "the access token's app has been revoked", extensions: { code: "UNAUTHENTICATED" } },
+      ],
+    });
+  });
+
   it("never prints the admin token", async () => {
     const adminToken = (await readFile(join(dataDir, "admin-token"), "utf8")).trim();
     assert.ok(adminToken.length >= 32);
