@@ -6,6 +6,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+// Type-only: erased at compile time, so operator commands still load no server code.
+import type { AppView, BrandStatus, KeyInfo } from "@mdq/server";
 import type { CommonFlags } from "./operator-options.js";
 import { UsageError } from "./usage-error.js";
 
@@ -230,16 +232,7 @@ export interface BrandInfo {
 }
 
 /** An app as the admin API returns it (`markets`/`dataSources` null: all its brand's grants). */
-export interface AppInfo {
-  appClientId: string;
-  brandId: string;
-  name: string;
-  markets: string[] | null;
-  dataSources: string[] | null;
-  createdAt: string;
-  revokedAt: string | null;
-  previousSecretExpiresAt: string | null;
-}
+export type AppInfo = AppView;
 
 /** An app with its secret: the answer of create and rotate-secret, the only time it is shown. */
 export interface AppWithSecret {
@@ -254,29 +247,7 @@ export interface GrantsInfo {
   dataSources: string[];
 }
 
-/** A signing key of the token endpoint. */
-export interface KeyInfo {
-  kid: string;
-  alg: string;
-  createdAt: string;
-  retiredAt: string | null;
-  active: boolean;
-}
-
-/** One brand in `GET /admin/status`. */
-export interface BrandStatus {
-  brandId: string;
-  name: string;
-  grants: { markets: string[]; dataSources: string[] };
-  apps: number;
-  activeApps: number;
-  rows: number;
-  firstDay: string | null;
-  lastDay: string | null;
-  lastPublishedAt: string | null;
-  lastPublishedDate: string | null;
-  readyToday: boolean;
-}
+export type { BrandStatus, KeyInfo };
 
 /** The answer of `GET /admin/status`. */
 export interface RegionStatus {

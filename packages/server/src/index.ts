@@ -1,6 +1,7 @@
 /** The MDQ service package: build a region's service, its store, and its configuration. */
 
 export { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from "./admin/admin-token.js";
+export type { AppView, BrandStatus } from "./admin/region-admin.js";
 export { addDays, isCalendarDate, todayIn } from "./calendar.js";
 export { CONFIG_ENV, ConfigError, type ConfigInput, loadConfig, type ServiceConfig } from "./config.js";
 export { CURRENCIES, CURRENCY_CODES, type CurrencyCode, isCurrencyCode } from "./currencies.js";
@@ -9,7 +10,7 @@ export { type ErrorCode, GRAPHQL_ERROR_CODES, MdqError, OAUTH_ERROR_CODES, OAuth
 export { typeDefs } from "./graphql/schema.js";
 export { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 export { generateAppClientId, generateAppSecret, hashAppSecret } from "./oauth/app-secrets.js";
-export { KeyRing } from "./oauth/signing-keys.js";
+export { type KeyInfo, KeyRing } from "./oauth/signing-keys.js";
 export { buildService, type Service, type ServiceParts, startService } from "./server.js";
 export { DUCKDB_FILE, DuckDbStore, openDuckDbStore } from "./store/duckdb/duckdb-store.js";
-export type { App, Brand, FxRate, Grants, Store, StoredRecord } from "./store/store.js";
+export type { App, Brand, FxRate, Grants, LoadSummary, Store, StoredRecord } from "./store/store.js";

@@ -1,4 +1,5 @@
 /** `mdq load`: replace a brand's rows on the days of a records file (CSV, NDJSON or Parquet). */
+import type { LoadSummary } from "@mdq/server";
 import { Command, Option } from "commander";
 import { connectAdmin } from "../admin-client.js";
 import {
@@ -12,14 +13,7 @@ import {
 import { count, emit, orNone } from "../output.js";
 
 /** The answer of `POST /admin/loads`. */
-interface LoadAnswer {
-  loadId: string;
-  rows: number;
-  days: number;
-  from: string | null;
-  to: string | null;
-  processingDate: string;
-}
+type LoadAnswer = LoadSummary;
 
 type LoadFlags = CommonFlags & {
   brand: string;
