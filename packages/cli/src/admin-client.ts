@@ -19,6 +19,8 @@ const EXIT_CODES: Record<AdminFailure, number> = { failed: 1, refused: 3, unreac
 /** One problem of a rejected load or FX file, as the service lists it (422 `details`). */
 export interface FileProblem {
   line: number;
+  /** What `line` counts: lines of a text file, or rows of a Parquet file. */
+  position?: "line" | "row";
   column?: string;
   message: string;
 }
@@ -133,7 +135,7 @@ export class AdminClient {
 
 /** `line 7: market: "UK" is not …`; `file: …` for a problem with the whole file (line 0). */
 export function describeProblem(problem: FileProblem): string {
-  const where = problem.line === 0 ? "file" : `line ${problem.line}`;
+  const where = problem.line === 0 ? "file" : `${problem.position ?? "line"} ${problem.line}`;
   return problem.column === undefined
     ? `${where}: ${problem.message}`
     : `${where}: ${problem.column}: ${problem.message}`;

@@ -87,6 +87,14 @@ export const ADMIN_ERROR_CODES = {
 
 export type AdminErrorCode = keyof typeof ADMIN_ERROR_CODES;
 
+/** One problem of a rejected file: `line` counts lines of a text file, or rows of a Parquet file (`position`). */
+export interface AdminErrorDetail {
+  line: number;
+  position?: "line" | "row";
+  column?: string;
+  message: string;
+}
+
 /** An error of the admin API; its message (and details) are shown to the operator. */
 export class AdminError extends Error {
   readonly code: AdminErrorCode;

@@ -113,7 +113,7 @@ function fileRejected(error: unknown): never {
     throw new AdminError(
       "INVALID_FILE",
       `${error.errorCount} problem(s) in ${error.path}; nothing was changed`,
-      error.errors.map((problem) => ({ ...problem })),
+      error.errors.map((problem) => ({ ...problem, position: error.position })),
     );
   }
   throw error;
@@ -308,6 +308,7 @@ export class RegionAdmin {
           `${error.message}; nothing was changed`,
           error.clashes.map((clash) => ({
             line: 0,
+            position: "line" as const,
             column: "record_id",
             message: `${clash.recordId} is already the id of a record on ${clash.keptDay}, which this load does not replace`,
           })),
