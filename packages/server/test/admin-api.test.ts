@@ -781,6 +781,21 @@ describe("admin API", () => {
         ],
       },
       {
+        name: "a quoted field that is not closed, before a line with a quoted field",
+        file: "quote-then-quoted.csv",
+        content: () =>
+          csv(
+            line({ campaign_name: '"Open quote' }),
+            line({ record_id: "bad-2", campaign_id: "c-2", campaign_name: '"Quoted, ""x"""' }),
+          ),
+        details: [
+          {
+            line: firstBad,
+            message: 'a quoted field is not closed properly (a double quote inside a field is written "")',
+          },
+        ],
+      },
+      {
         name: "text that is not UTF-8",
         file: "latin1.csv",
         content: () =>

@@ -181,19 +181,27 @@ const REJECT_MESSAGES: Record<string, string> = {
   "LINE SIZE OVER MAXIMUM": "the line is too long",
 };
 
+/** Reject types whose `line_byte_position` DuckDB may report inside the previous line. */
+const POSITIONED_BY_BYTE = new Set(["UNQUOTED VALUE"]);
+
 async function rejectedRows(connection: DuckDBConnection, path: string): Promise<LoadProblem[]> {
   const reader = await connection.runAndReadAll(
-    `SELECT line_byte_position, error_type, error_message FROM csv_rejects
-      ORDER BY line_byte_position, column_idx`,
+    `SELECT line, line_byte_position, byte_position, error_type, error_message FROM csv_rejects
+      ORDER BY line, column_idx`,
   );
   const rows = reader.getRowObjectsJS();
   if (rows.length === 0) return [];
-  const lines = await linesAtBytes(
-    path,
-    rows.map((row) => Number(row["line_byte_position"])),
-  );
+  // One problem per record DuckDB rejects: an unclosed quote also makes it report the record it
+  // swallowed, under the same `line`.
+  const firstOfRecord = rows.filter((row, index) => index === 0 || rows[index - 1]!["line"] !== row["line"]);
+  const offsetOf = (row: Record<string, unknown>) =>
+    Number(
+      POSITIONED_BY_BYTE.has(String(row["error_type"])) ? row["byte_position"] : row["line_byte_position"],
+    );
+  const ordered = [...firstOfRecord].sort((a, b) => offsetOf(a) - offsetOf(b));
+  const lines = await linesAtBytes(path, ordered.map(offsetOf));
   const problems: LoadProblem[] = [];
-  rows.forEach((row, index) => {
+  ordered.forEach((row, index) => {
     const line = lines[index]!;
     if (problems.at(-1)?.line === line) return;
     const type = String(row["error_type"]);
