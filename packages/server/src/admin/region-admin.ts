@@ -3,7 +3,9 @@
  * status. The admin API is a thin HTTP layer over this; every change also clears the app cache
  * of this process so that it applies to the next request.
  */
-import { isAbsolute } from "node:path";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { isCalendarDate, todayIn } from "../calendar.js";
 import { AdminError } from "../errors.js";
 import { readFxFile } from "../load/fx-file.js";
@@ -299,8 +301,17 @@ export class RegionAdmin {
       ...(body.format ? { format: body.format as RecordsFileFormat } : {}),
       ...(body.mapping ? { mapping: body.mapping as Record<string, string> } : {}),
     }).catch(fileRejected);
+    const origin = { processingDate, source: path };
+    const handOver = this.store.replaceRecordsFromParquet
+      ? await mkdtemp(join(tmpdir(), "mdq-load-"))
+      : undefined;
     try {
-      return await this.store.replaceRecords(brand.brandId, file.records(), { processingDate, source: path });
+      if (handOver && this.store.replaceRecordsFromParquet) {
+        const columnar = join(handOver, "records.parquet");
+        await file.exportParquet(columnar);
+        return await this.store.replaceRecordsFromParquet(brand.brandId, columnar, origin);
+      }
+      return await this.store.replaceRecords(brand.brandId, file.records(), origin);
     } catch (error) {
       if (error instanceof RecordIdConflictError) {
         throw new AdminError(
@@ -317,6 +328,7 @@ export class RegionAdmin {
       throw error;
     } finally {
       file.close();
+      if (handOver) await rm(handOver, { recursive: true, force: true });
     }
   }
 

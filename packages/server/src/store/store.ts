@@ -158,6 +158,11 @@ export interface Store {
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
     origin?: LoadOrigin,
   ): Promise<LoadSummary>;
+  /**
+   * `replaceRecords` from a Parquet file in stored columns (what `RecordsFile.exportParquet`
+   * writes), for an engine that reads Parquet natively; optional.
+   */
+  replaceRecordsFromParquet?(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary>;
   /** Whether a load for `processingDate` has completed for the brand. */
   hasLoad(brandId: string, processingDate: string): Promise<boolean>;
   brandDataStatus(brandId: string): Promise<BrandDataStatus>;

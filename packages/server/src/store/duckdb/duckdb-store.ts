@@ -357,8 +357,7 @@ export class DuckDbStore implements Store {
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
     origin: LoadOrigin = { processingDate: new Date().toISOString().slice(0, 10), source: "api" },
   ): Promise<LoadSummary> {
-    return this.transaction(async (connection) => {
-      const staging = `records_staging_${randomBytes(6).toString("hex")}`;
+    return this.replaceStaged(brandId, origin, async (connection, staging) => {
       await connection.run(
         `CREATE TEMP TABLE ${staging} AS SELECT * EXCLUDE (brand_id) FROM records LIMIT 0`,
       );
@@ -389,6 +388,40 @@ export class DuckDbStore implements Store {
         if (count % APPEND_FLUSH_ROWS === 0) appender.flushSync();
       }
       appender.closeSync();
+      return count;
+    });
+  }
+
+  /**
+   * Like `replaceRecords`, from a Parquet file in stored columns (`RecordsFile.exportParquet`):
+   * DuckDB reads it column by column, with no JavaScript object per row.
+   */
+  async replaceRecordsFromParquet(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary> {
+    return this.replaceStaged(brandId, origin, async (connection, staging) => {
+      await connection.run(
+        `CREATE TEMP TABLE ${staging} AS SELECT record_id, date, market, data_source, channel, campaign_id,
+          campaign_name, impressions, clicks, spend_e4, conversions_e4, revenue_e4, currency
+          FROM read_parquet('${path.replaceAll("'", "''")}')`,
+      );
+      const [row] = (
+        await connection.runAndReadAll(`SELECT count(*) AS n FROM ${staging}`)
+      ).getRowObjectsJS();
+      return Number(row?.["n"] ?? 0);
+    });
+  }
+
+  /**
+   * In one transaction: `stage` fills a temporary table with the load's rows (returning how many),
+   * then the brand's rows on those days are replaced by them and the load is logged.
+   */
+  private replaceStaged(
+    brandId: string,
+    origin: LoadOrigin,
+    stage: (connection: DuckDBConnection, staging: string) => Promise<number>,
+  ): Promise<LoadSummary> {
+    return this.transaction(async (connection) => {
+      const staging = `records_staging_${randomBytes(6).toString("hex")}`;
+      const count = await stage(connection, staging);
       // A record id names one record of the brand: it may move within the replaced days, but may
       // not collide with a record on a day this load leaves alone.
       const clashes = (
