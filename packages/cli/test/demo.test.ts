@@ -39,6 +39,7 @@ describe("mdq demo", () => {
   let work: string;
   let demo: ChildProcess;
   let output = "";
+  let seedLog = "";
   let port: number;
 
   before(async () => {
@@ -64,6 +65,9 @@ describe("mdq demo", () => {
       demo.stdout!.on("data", (chunk: Buffer) => {
         output += chunk.toString();
         if (output.includes("# 4.")) resolve();
+      });
+      demo.stderr!.on("data", (chunk: Buffer) => {
+        seedLog += chunk.toString();
       });
       demo.once("exit", (code) => reject(new Error(`mdq demo exited early with ${code}`)));
     });
@@ -110,6 +114,10 @@ describe("mdq demo", () => {
     const aggregate = JSON.parse(answers[2]!);
     assert.equal(aggregate.errors, undefined);
     assert.ok(aggregate.data.marketingAggregate.length > 0);
+  });
+
+  it("reports the records it seeded for each brand", async () => {
+    assert.match(seedLog, /mdq demo: brand-acme: \d+ records \(\d+ planned\)/);
   });
 
   it("does not print or log any app secret outside the credentials file", async () => {

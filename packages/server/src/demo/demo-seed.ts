@@ -71,9 +71,12 @@ export async function seedDemoRegion(store: Store, options: DemoSeedOptions): Pr
           .sort(),
       });
     }
-    const loaded = await store.replaceRecords(brand.brandId, demoRecords(plan, brand, options));
+    const loaded = await store.replaceRecords(brand.brandId, demoRecords(plan, brand, options), {
+      processingDate: options.today,
+      source: "mdq demo",
+    });
     options.onProgress?.(
-      `${brand.brandId}: ${loaded} records (${demoRecordCount(plan, brand, options)} planned)`,
+      `${brand.brandId}: ${loaded.rows} records (${demoRecordCount(plan, brand, options)} planned)`,
     );
     await store.publish(brand.brandId, options.today, now);
   }
