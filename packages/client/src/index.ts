@@ -1,14 +1,49 @@
 /**
  * mdq-client: the SDK brands use for the daily sync (CONTRACT §5). It talks HTTP only and never
- * imports server code. The full SDK (token manager, paging iterators, retries) lands with the
- * client issue; this module already names the environment it reads.
+ * imports server code. This module only re-exports; see each export's documentation.
+ *
+ * @example
+ * import { MdqClient, clientConfigFromEnv } from "mdq-client";
+ * const client = new MdqClient(clientConfigFromEnv(process.env));
+ * await client.waitUntilReady({ interval: 60_000, timeout: 3_600_000 });
+ * for await (const record of client.records({ from: "2026-01-01", to: "2026-11-21" })) console.log(record);
  */
 
-/** Environment variables the client reads its configuration and credentials from (never argv). */
-export const CLIENT_ENV = {
-  appClientId: "MDQ_APP_CLIENT_ID",
-  appClientSecret: "MDQ_APP_CLIENT_SECRET",
-  authUrl: "MDQ_AUTH_URL",
-  baseUrl: "MDQ_BASE_URL",
-  brandClientId: "MDQ_BRAND_CLIENT_ID",
-} as const;
+export { DIMENSIONS, MdqClient, type MdqClientOptions, METRICS, RECORD_FIELDS } from "./client.js";
+export {
+  CLIENT_ENV,
+  type ClientCredentialsConfig,
+  clientConfigFromEnv,
+  DEFAULT_SERVICE_URL,
+  validateClientConfig,
+} from "./config.js";
+export {
+  addDays,
+  type DateWindow,
+  fromEpochDay,
+  MAX_WINDOW_DAYS,
+  splitDateRange,
+  toEpochDay,
+  type WindowAlignment,
+} from "./date-windows.js";
+export {
+  CLIENT_ERROR_CODES,
+  type GraphQLErrorEntry,
+  isServiceErrorCode,
+  MdqClientError,
+  type MdqClientErrorCode,
+  type MdqClientErrorDetails,
+  SERVICE_ERROR_CODES,
+  type ServiceErrorCode,
+} from "./errors.js";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./http-transport.js";
+export {
+  DEFAULT_RATE_LIMIT,
+  parseRateLimitPolicy,
+  parseRateLimitRemaining,
+  RequestBudget,
+  type RequestBudgetOptions,
+  systemClock,
+} from "./request-budget.js";
+export { API_SCOPE } from "./token-manager.js";
+export type * from "./types.js";

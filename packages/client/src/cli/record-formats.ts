@@ -1,0 +1,72 @@
+/**
+ * How `mdq-client sync` lays records out in its output file. CSV and NDJSON are appended page by
+ * page to `<out>.partial`; Parquet is spooled there as NDJSON and converted once every record is
+ * in (parquet-writer.ts), because a Parquet file is only readable once its footer is written.
+ */
+import type { MarketingRecord } from "../types.js";
+
+/** The output formats of `sync`. */
+export const SYNC_FORMATS = ["csv", "ndjson", "parquet"] as const;
+export type SyncFormat = (typeof SYNC_FORMATS)[number];
+
+/** Every `MarketingRecord` field, in the order the files list them. */
+export const RECORD_FIELDS = [
+  "recordId",
+  "date",
+  "market",
+  "dataSource",
+  "channel",
+  "campaignId",
+  "campaignName",
+  "impressions",
+  "clicks",
+  "spend",
+  "conversions",
+  "revenue",
+  "currency",
+] as const satisfies readonly (keyof MarketingRecord)[];
+
+/** What a format writes into the partial file: a header once, then each page's bytes. */
+export interface RecordEncoding {
+  /** Written once at the start of the partial file (the CSV header line), maybe empty. */
+  header: string;
+  /** One page of records, as appended to the partial file. */
+  encode(records: readonly MarketingRecord[]): string;
+}
+
+/** RFC 4180 quoting: a field with a comma, quote, CR or LF is quoted, quotes doubled. */
+function csvField(value: string | number): string {
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** CSV with a header line, LF line ends, UTF-8. */
+export const csvEncoding: RecordEncoding = {
+  header: `${RECORD_FIELDS.join(",")}\n`,
+  encode(records) {
+    let text = "";
+    for (const record of records) {
+      text += `${RECORD_FIELDS.map((field) => csvField(record[field])).join(",")}\n`;
+    }
+    return text;
+  },
+};
+
+/** One JSON object per line, keys in `RECORD_FIELDS` order whatever order the service sent. */
+export const ndjsonEncoding: RecordEncoding = {
+  header: "",
+  encode(records) {
+    let text = "";
+    for (const record of records) {
+      const ordered: Record<string, unknown> = {};
+      for (const field of RECORD_FIELDS) ordered[field] = record[field];
+      text += `${JSON.stringify(ordered)}\n`;
+    }
+    return text;
+  },
+};
+
+/** The encoding of the partial file for a format (Parquet spools NDJSON). */
+export function partialEncoding(format: SyncFormat): RecordEncoding {
+  return format === "csv" ? csvEncoding : ndjsonEncoding;
+}

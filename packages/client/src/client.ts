@@ -1,0 +1,573 @@
+/**
+ * `MdqClient`: the spec's daily retrieval flow (§1) over HTTP. Readiness, then every record or
+ * aggregate of any date range: split into ≤ 90-day windows, every page of each window walked,
+ * each row yielded exactly once even when the data is reloaded during the walk.
+ *
+ * Exactly-once across a reload: each window is fetched whole (page 1 first, for `totalCount` and
+ * `dataVersion`; then the other pages, `concurrency` at a time) and only then yielded. If any
+ * page reports another `dataVersion` or `totalCount` than page 1, or the pages do not add up to
+ * `totalCount`, or a recordId repeats, the window is fetched again from page 1 and nothing of the
+ * failed try is yielded. Buffering a window (rather than remembering yielded recordIds) is what
+ * makes the result equal to the new data: rows yielded before a reload could have changed. The
+ * price is memory for one window (two while the next one is prefetched); `windowDays` bounds it.
+ */
+import { type ClientCredentialsConfig, validateClientConfig } from "./config.js";
+import { type DateWindow, MAX_WINDOW_DAYS, splitDateRange, type WindowAlignment } from "./date-windows.js";
+import { MdqClientError } from "./errors.js";
+import {
+  DEFAULT_RETRY_POLICY,
+  errorOf,
+  type HttpResponse,
+  HttpTransport,
+  isObject,
+  parseJson,
+} from "./http-transport.js";
+import { abortedError, DEFAULT_RATE_LIMIT, RequestBudget, systemClock } from "./request-budget.js";
+import { TokenManager } from "./token-manager.js";
+import type {
+  AggregateOptions,
+  Clock,
+  Dimension,
+  MarketingAggregate,
+  MarketingRecord,
+  MdqClientEvent,
+  Metric,
+  Page,
+  PageInfo,
+  RateLimitPolicy,
+  Readiness,
+  RecordField,
+  RecordSort,
+  RecordsOptions,
+  WaitUntilReadyOptions,
+} from "./types.js";
+
+/** Settings of an {@link MdqClient}: the five of `clientConfigFromEnv`, and tuning. */
+export interface MdqClientOptions extends ClientCredentialsConfig {
+  /** Milliseconds before one HTTP request is abandoned (then retried); default 30 000. */
+  timeoutMs?: number;
+  /** Attempts per request, 429 waits and transient failures included; default 6. */
+  maxAttempts?: number;
+  /** Backoff base and cap in ms (full jitter); default 200 and 10 000. */
+  backoffBaseMs?: number;
+  backoffCapMs?: number;
+  /** Longest `Retry-After` (seconds) worth waiting for; a longer one fails with RATE_LIMITED. Default 300. */
+  maxRetryAfterSeconds?: number;
+  /** The rate limit to keep under until the service states its own; default 1000 per 300 s. */
+  rateLimit?: RateLimitPolicy;
+  /** Fraction of the rate limit the client allows itself; default 0.95. */
+  rateLimitMargin?: number;
+  /** Share one budget between clients of one process (they share the service's per-IP limit). */
+  budget?: RequestBudget;
+  /** Renew the token this many seconds before it expires; default 60. */
+  renewBeforeSeconds?: number;
+  /** Sent as `User-Agent`; default `mdq-client/0.1`. */
+  userAgent?: string;
+  /** Told about tokens, retries, waits, restarts and pages: for progress and logs. */
+  onEvent?: (event: MdqClientEvent) => void;
+  /** For tests: the fetch, clock and randomness to use. */
+  fetch?: typeof fetch;
+  clock?: Clock;
+  random?: () => number;
+}
+
+/** Every `MarketingRecord` field, in schema order. */
+export const RECORD_FIELDS: readonly RecordField[] = Object.freeze([
+  "recordId",
+  "date",
+  "market",
+  "dataSource",
+  "channel",
+  "campaignId",
+  "campaignName",
+  "impressions",
+  "clicks",
+  "spend",
+  "conversions",
+  "revenue",
+  "currency",
+]);
+
+/** The `Dimension` values. */
+export const DIMENSIONS: readonly Dimension[] = Object.freeze([
+  "DATE_DAY",
+  "DATE_WEEK",
+  "DATE_MONTH",
+  "MARKET",
+  "DATA_SOURCE",
+  "CHANNEL",
+  "CAMPAIGN_ID",
+]);
+
+/** The `Metric` values. */
+export const METRICS: readonly Metric[] = Object.freeze([
+  "IMPRESSIONS",
+  "CLICKS",
+  "SPEND",
+  "CONVERSIONS",
+  "REVENUE",
+]);
+
+const DATE_DIMENSIONS: ReadonlySet<string> = new Set(["DATE_DAY", "DATE_WEEK", "DATE_MONTH"]);
+const DEFAULT_RECORD_SORT: RecordSort[] = [{ field: "DATE_DAY", direction: "ASC" }];
+const DEFAULT_PAGE_SIZE = 5000;
+const DEFAULT_CONCURRENCY = 2;
+/** Fresh tries of one window after its data changed, before DATA_CHANGED. */
+const MAX_WINDOW_RESTARTS = 5;
+
+const READINESS_QUERY = `query MdqReadiness($clientId: ID!, $date: Date) {
+  marketingDataReadiness(clientId: $clientId, date: $date) { status lastProcessedAt date availableThrough }
+}`;
+
+interface GraphQLResult {
+  data: Record<string, unknown>;
+  extensions: Record<string, unknown>;
+}
+
+interface WalkPlan<Row> {
+  field: "marketingRecords" | "marketingAggregate";
+  query: string;
+  variables: Record<string, unknown>;
+  windows: DateWindow[];
+  pageSize: number;
+  concurrency: number;
+  signal: AbortSignal | undefined;
+  rowOf: (raw: Record<string, unknown>) => Row;
+  /** A unique key per row, when rows have one: a repeat within a window means the walk is torn. */
+  keyOf?: (row: Row) => string;
+}
+
+/**
+ * A client of one region's MDQ service for one brand.
+ * @example
+ * const client = new MdqClient(clientConfigFromEnv(process.env));
+ * await client.waitUntilReady({ interval: 60_000, timeout: 3_600_000 });
+ * for await (const record of client.records({ from: "2026-01-01", to: "2026-11-21" })) write(record);
+ */
+export class MdqClient {
+  readonly config: ClientCredentialsConfig;
+  /** The request budget this client spends (shared if `options.budget` was given). */
+  readonly budget: RequestBudget;
+  private readonly tokens: TokenManager;
+  private readonly transport: HttpTransport;
+  private readonly clock: Clock;
+  private readonly userAgent: string;
+  private readonly onEvent: ((event: MdqClientEvent) => void) | undefined;
+
+  constructor(options: MdqClientOptions) {
+    this.config = validateClientConfig(options);
+    this.clock = options.clock ?? systemClock;
+    this.onEvent = options.onEvent;
+    this.userAgent = options.userAgent ?? "mdq-client/0.1";
+    const retry = {
+      timeoutMs: positive(options.timeoutMs, DEFAULT_RETRY_POLICY.timeoutMs, "timeoutMs"),
+      maxAttempts: positive(options.maxAttempts, DEFAULT_RETRY_POLICY.maxAttempts, "maxAttempts"),
+      backoffBaseMs: positive(options.backoffBaseMs, DEFAULT_RETRY_POLICY.backoffBaseMs, "backoffBaseMs"),
+      backoffCapMs: positive(options.backoffCapMs, DEFAULT_RETRY_POLICY.backoffCapMs, "backoffCapMs"),
+      maxRetryAfterSeconds: positive(
+        options.maxRetryAfterSeconds,
+        DEFAULT_RETRY_POLICY.maxRetryAfterSeconds,
+        "maxRetryAfterSeconds",
+      ),
+    };
+    this.budget =
+      options.budget ??
+      new RequestBudget({
+        policy: options.rateLimit ?? DEFAULT_RATE_LIMIT,
+        margin: options.rateLimitMargin ?? 0.95,
+        clock: this.clock,
+      });
+    this.transport = new HttpTransport({
+      retry,
+      budget: this.budget,
+      clock: this.clock,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    });
+    this.tokens = new TokenManager({
+      transport: this.transport,
+      clock: this.clock,
+      authUrl: this.config.authUrl,
+      appClientId: this.config.appClientId,
+      appClientSecret: this.config.appClientSecret,
+      ...(options.renewBeforeSeconds === undefined ? {} : { renewBeforeSeconds: options.renewBeforeSeconds }),
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    });
+  }
+
+  /** How many token requests this client has sent. */
+  get tokenRequestCount(): number {
+    return this.tokens.requestCount;
+  }
+
+  /**
+   * `marketingDataReadiness` for `date` (the region's today when omitted).
+   * @example const { status } = await client.readiness("2026-11-22");
+   */
+  async readiness(date?: string, signal?: AbortSignal): Promise<Readiness> {
+    const result = await this.graphql(
+      READINESS_QUERY,
+      { clientId: this.config.brandClientId, ...(date === undefined ? {} : { date }) },
+      signal,
+    );
+    const readiness = result.data["marketingDataReadiness"];
+    if (!isObject(readiness) || (readiness["status"] !== "READY" && readiness["status"] !== "NOT_READY")) {
+      throw new MdqClientError("PROTOCOL", "marketingDataReadiness is missing from the answer");
+    }
+    return readiness as unknown as Readiness;
+  }
+
+  /**
+   * Polls readiness every `interval` ms until `READY` and returns that answer; fails with
+   * NOT_READY after `timeout` ms, or ABORTED when `signal` fires.
+   * @example await client.waitUntilReady({ interval: 120_000, timeout: 4 * 3_600_000 });
+   */
+  async waitUntilReady(options: WaitUntilReadyOptions = {}): Promise<Readiness> {
+    const interval = positive(options.interval, 300_000, "interval");
+    const deadline =
+      options.timeout === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + options.timeout;
+    for (;;) {
+      const readiness = await this.readiness(options.date, options.signal);
+      if (readiness.status === "READY") return readiness;
+      const now = this.clock.now();
+      if (now >= deadline) {
+        throw new MdqClientError("NOT_READY", `the data for ${readiness.date} is still not ready`);
+      }
+      await this.clock.sleep(Math.min(interval, deadline - now), options.signal);
+    }
+  }
+
+  /**
+   * Every record of `from..to` (inclusive, any length), each exactly once.
+   * @example for await (const record of client.records({ from, to, currency: "GBP" })) ...
+   */
+  async *records<Field extends RecordField = RecordField>(
+    options: RecordsOptions<Field>,
+  ): AsyncGenerator<Pick<MarketingRecord, Field | "recordId">> {
+    for await (const page of this.recordPages(options)) yield* page.rows;
+  }
+
+  /**
+   * Every page of records of `from..to`, window by window; a window's pages come once the whole
+   * window is fetched consistently (see the module comment).
+   * @example for await (const page of client.recordPages({ from, to })) checkpoint(page.window);
+   */
+  async *recordPages<Field extends RecordField = RecordField>(
+    options: RecordsOptions<Field>,
+  ): AsyncGenerator<Page<Pick<MarketingRecord, Field | "recordId">>> {
+    const fields = recordFields(options.fields);
+    const sort = options.sort && options.sort.length > 0 ? options.sort : DEFAULT_RECORD_SORT;
+    const newestFirst = sort[0]?.field === "DATE_DAY" && sort[0].direction === "DESC";
+    type Row = Pick<MarketingRecord, Field | "recordId">;
+    yield* this.walk<Row>({
+      field: "marketingRecords",
+      query: `query MdqRecords($clientId: ID!, $dateRange: DateRangeInput!, $currency: Currency, $pagination: PaginationInput, $sort: [RecordSortInput!], $filter: MarketingFilterInput) {
+  marketingRecords(clientId: $clientId, dateRange: $dateRange, currency: $currency, pagination: $pagination, sort: $sort, filter: $filter) { ${fields.join(" ")} }
+}`,
+      variables: this.commonVariables(options, sort),
+      windows: windowsOf(options, "day", newestFirst),
+      ...walkSettings(options),
+      rowOf: (raw) => raw as Row,
+      keyOf: (row) => row.recordId,
+    });
+  }
+
+  /**
+   * Every aggregate row of `from..to`. Windows are aligned so that a grouped week or month is
+   * never split; without a date dimension in `groupBy`, a range longer than one window gives one
+   * set of groups per window (see `aggregatePages` for which window a row belongs to).
+   * @example for await (const row of client.aggregate({ from, to, metrics: ["SPEND"], groupBy: ["MARKET"] })) ...
+   */
+  async *aggregate(options: AggregateOptions): AsyncGenerator<MarketingAggregate> {
+    for await (const page of this.aggregatePages(options)) yield* page.rows;
+  }
+
+  /** Every page of aggregate rows, window by window, as for `recordPages`. */
+  async *aggregatePages(options: AggregateOptions): AsyncGenerator<Page<MarketingAggregate>> {
+    const metrics = checkedList(options.metrics, METRICS, "metrics");
+    if (metrics.length === 0)
+      throw new MdqClientError("INVALID_CONFIG", "metrics must name at least one metric");
+    const groupBy =
+      options.groupBy === undefined ? undefined : checkedList(options.groupBy, DIMENSIONS, "groupBy");
+    const grouped = groupBy ?? ["DATE_DAY"];
+    const align: WindowAlignment = grouped.includes("DATE_MONTH")
+      ? "month"
+      : grouped.includes("DATE_WEEK")
+        ? "week"
+        : "day";
+    const firstSort = options.sort?.[0];
+    const newestFirst = firstSort
+      ? DATE_DIMENSIONS.has(firstSort.field) && firstSort.direction === "DESC"
+      : grouped.some((dimension) => DATE_DIMENSIONS.has(dimension));
+    const totals = metrics.map((metric) => `TOTAL_${metric}`);
+    const variables = {
+      ...this.commonVariables(options, options.sort),
+      metrics,
+      ...(groupBy === undefined ? {} : { groupBy }),
+    };
+    yield* this.walk<MarketingAggregate>({
+      field: "marketingAggregate",
+      query: `query MdqAggregate($clientId: ID!, $dateRange: DateRangeInput!, $metrics: [Metric!]!, $groupBy: [Dimension!], $currency: Currency, $pagination: PaginationInput, $sort: [AggregateSortInput!], $filter: MarketingFilterInput) {
+  marketingAggregate(clientId: $clientId, dateRange: $dateRange, metrics: $metrics, groupBy: $groupBy, currency: $currency, pagination: $pagination, sort: $sort, filter: $filter) { ${DIMENSIONS.join(" ")} ${totals.join(" ")} currency }
+}`,
+      variables,
+      windows: windowsOf(options, align, newestFirst),
+      ...walkSettings(options),
+      rowOf: (raw) =>
+        ({
+          TOTAL_IMPRESSIONS: null,
+          TOTAL_CLICKS: null,
+          TOTAL_SPEND: null,
+          TOTAL_CONVERSIONS: null,
+          TOTAL_REVENUE: null,
+          ...raw,
+        }) as MarketingAggregate,
+    });
+  }
+
+  /**
+   * POSTs one GraphQL request with the cached token; on a 401 renews the token once and retries.
+   * Throws an MdqClientError for an answer with `errors` (the first error's code and message).
+   */
+  async graphql(
+    query: string,
+    variables: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<GraphQLResult> {
+    const body = JSON.stringify({ query, variables });
+    let token = await this.tokens.token(signal);
+    let response = await this.post(body, token, signal);
+    if (response.status === 401) {
+      this.onEvent?.({ type: "token-rejected", url: `${this.config.baseUrl}/graphql` });
+      token = await this.tokens.renew(token, signal);
+      response = await this.post(body, token, signal);
+    }
+    const parsed = parseJson(response.text);
+    if (isObject(parsed) && Array.isArray(parsed["errors"]) && parsed["errors"].length > 0) {
+      throw errorOf(response, response.attempts);
+    }
+    if (response.status !== 200) throw errorOf(response, response.attempts);
+    if (!isObject(parsed) || !isObject(parsed["data"])) {
+      throw new MdqClientError("PROTOCOL", "the GraphQL answer has no data", { status: response.status });
+    }
+    return { data: parsed["data"], extensions: isObject(parsed["extensions"]) ? parsed["extensions"] : {} };
+  }
+
+  private post(body: string, token: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
+    return this.transport.post({
+      url: `${this.config.baseUrl}/graphql`,
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json",
+        "user-agent": this.userAgent,
+      },
+      body,
+      signal,
+    });
+  }
+
+  private commonVariables(
+    options: AggregateOptions | RecordsOptions<RecordField>,
+    sort: unknown[] | undefined,
+  ): Record<string, unknown> {
+    return {
+      clientId: this.config.brandClientId,
+      ...(options.currency === undefined ? {} : { currency: options.currency }),
+      ...(options.filter === undefined ? {} : { filter: options.filter }),
+      ...(sort === undefined || sort.length === 0 ? {} : { sort }),
+    };
+  }
+
+  /** Windows in order; the next window is fetched while the current one is being consumed. */
+  private async *walk<Row>(plan: WalkPlan<Row>): AsyncGenerator<Page<Row>> {
+    const stop = new AbortController();
+    const signal = plan.signal ? AbortSignal.any([plan.signal, stop.signal]) : stop.signal;
+    const start = (index: number) => {
+      const fetching = this.fetchWindow(plan, index, signal);
+      fetching.catch(() => undefined);
+      return fetching;
+    };
+    let next = plan.windows.length > 0 ? start(0) : undefined;
+    try {
+      for (let index = 0; index < plan.windows.length; index += 1) {
+        const pages = await next!;
+        next = index + 1 < plan.windows.length ? start(index + 1) : undefined;
+        yield* pages;
+      }
+    } finally {
+      stop.abort();
+    }
+  }
+
+  /** One window, whole and consistent: restarted from page 1 whenever its data changed meanwhile. */
+  private async fetchWindow<Row>(
+    plan: WalkPlan<Row>,
+    index: number,
+    outer: AbortSignal,
+  ): Promise<Page<Row>[]> {
+    const window = plan.windows[index]!;
+    for (let restarts = 0; ; restarts += 1) {
+      const torn = await this.tryWindow(plan, index, outer);
+      if (Array.isArray(torn)) return torn;
+      if (restarts >= MAX_WINDOW_RESTARTS) {
+        throw new MdqClientError(
+          "DATA_CHANGED",
+          `the data of ${window.from}..${window.to} changed on each of ${restarts + 1} tries (${torn})`,
+        );
+      }
+      this.onEvent?.({ type: "window-restart", window, reason: torn });
+    }
+  }
+
+  /** Fetches every page of a window; returns them, or why the window must be fetched again. */
+  private async tryWindow<Row>(
+    plan: WalkPlan<Row>,
+    index: number,
+    outer: AbortSignal,
+  ): Promise<Page<Row>[] | string> {
+    const first = await this.fetchPage(plan, index, 1, outer);
+    const { totalCount, dataVersion } = first.pageInfo;
+    const pageCount = Math.max(1, Math.ceil(totalCount / plan.pageSize));
+    const pages: Page<Row>[] = [first];
+    let torn: string | undefined;
+    let failure: unknown;
+    let nextPage = 2;
+    const stop = new AbortController();
+    const signal = AbortSignal.any([outer, stop.signal]);
+    const worker = async () => {
+      while (torn === undefined && failure === undefined && nextPage <= pageCount) {
+        const number = nextPage;
+        nextPage += 1;
+        try {
+          const page = await this.fetchPage(plan, index, number, signal);
+          pages[number - 1] = page;
+          if (page.pageInfo.dataVersion !== dataVersion) {
+            torn = `dataVersion ${dataVersion} became ${page.pageInfo.dataVersion}`;
+          } else if (page.pageInfo.totalCount !== totalCount) {
+            torn = `totalCount ${totalCount} became ${page.pageInfo.totalCount}`;
+          }
+          // The try is lost: stop the other requests of this try.
+          if (torn !== undefined) stop.abort();
+        } catch (error) {
+          if (torn === undefined && failure === undefined) failure = error;
+          stop.abort();
+        }
+      }
+    };
+    const workers = Math.min(plan.concurrency, pageCount - 1);
+    await Promise.all(Array.from({ length: workers }, worker));
+    if (failure !== undefined) throw failure;
+    if (torn !== undefined) return torn;
+    let rows = 0;
+    const keys = plan.keyOf ? new Set<string>() : undefined;
+    for (const page of pages) {
+      rows += page.rows.length;
+      if (keys) {
+        for (const row of page.rows) {
+          const key = plan.keyOf!(row);
+          if (keys.has(key)) return `recordId ${key} came twice`;
+          keys.add(key);
+        }
+      }
+    }
+    if (rows !== totalCount) return `the pages hold ${rows} rows, not totalCount ${totalCount}`;
+    pages[pages.length - 1]!.lastInWindow = true;
+    return pages;
+  }
+
+  private async fetchPage<Row>(
+    plan: WalkPlan<Row>,
+    index: number,
+    page: number,
+    signal: AbortSignal,
+  ): Promise<Page<Row>> {
+    if (signal.aborted) throw abortedError(signal);
+    const window = plan.windows[index]!;
+    const result = await this.graphql(
+      plan.query,
+      { ...plan.variables, dateRange: window, pagination: { page, pageSize: plan.pageSize } },
+      signal,
+    );
+    const raw = result.data[plan.field];
+    const pageInfo = isObject(result.extensions["pageInfo"])
+      ? result.extensions["pageInfo"][plan.field]
+      : undefined;
+    if (!Array.isArray(raw) || !isPageInfo(pageInfo)) {
+      throw new MdqClientError("PROTOCOL", `the answer lacks ${plan.field} or its extensions.pageInfo`);
+    }
+    this.onEvent?.({ type: "page", window, page, rows: raw.length, totalCount: pageInfo.totalCount });
+    return {
+      window,
+      windowIndex: index,
+      windowCount: plan.windows.length,
+      pageInfo,
+      rows: raw.map((row) => plan.rowOf(row as Record<string, unknown>)),
+      lastInWindow: false,
+    };
+  }
+}
+
+function isPageInfo(value: unknown): value is PageInfo {
+  return (
+    isObject(value) &&
+    typeof value["page"] === "number" &&
+    typeof value["pageSize"] === "number" &&
+    typeof value["totalCount"] === "number" &&
+    typeof value["hasNextPage"] === "boolean"
+  );
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new MdqClientError("INVALID_CONFIG", `${name} must be a positive number`);
+  }
+  return value;
+}
+
+function walkSettings(options: { pageSize?: number; concurrency?: number; signal?: AbortSignal }) {
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(pageSize)) throw new MdqClientError("INVALID_CONFIG", "pageSize must be an integer");
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new MdqClientError("INVALID_CONFIG", "concurrency must be a positive integer");
+  }
+  return { pageSize, concurrency, signal: options.signal };
+}
+
+function windowsOf(
+  options: { from: string; to: string; windowDays?: number },
+  align: WindowAlignment,
+  newestFirst: boolean,
+): DateWindow[] {
+  const windows = splitDateRange(options.from, options.to, {
+    maxDays: options.windowDays ?? MAX_WINDOW_DAYS,
+    align,
+  });
+  return newestFirst ? windows.reverse() : windows;
+}
+
+function recordFields(fields: readonly RecordField[] | undefined): RecordField[] {
+  if (fields === undefined || fields.length === 0) return [...RECORD_FIELDS];
+  const chosen = new Set(checkedList(fields, RECORD_FIELDS, "fields"));
+  chosen.add("recordId");
+  return RECORD_FIELDS.filter((field) => chosen.has(field));
+}
+
+function checkedList<Value extends string>(
+  values: readonly Value[],
+  allowed: readonly Value[],
+  name: string,
+): Value[] {
+  for (const value of values) {
+    if (!allowed.includes(value)) {
+      throw new MdqClientError(
+        "INVALID_CONFIG",
+        `${name}: ${JSON.stringify(value)} is not one of ${allowed.join(", ")}`,
+      );
+    }
+  }
+  return [...values];
+}

@@ -1,0 +1,259 @@
+/**
+ * One HTTP POST, done right: within the request budget, with a timeout, waiting on 429 as
+ * `Retry-After` says, and retrying transient failures (5xx, dropped connections, timeouts) with
+ * capped exponential backoff and full jitter. Everything else (2xx, 4xx) goes back to the caller.
+ */
+import { MdqClientError, type MdqClientErrorCode } from "./errors.js";
+import { abortedError, type RequestBudget } from "./request-budget.js";
+import type { Clock, MdqClientEvent } from "./types.js";
+
+/** How the transport retries. */
+export interface RetryPolicy {
+  /** Milliseconds before a request without a complete answer is abandoned; default 30 000. */
+  timeoutMs: number;
+  /** Attempts per request, 429 waits and transient failures included; default 6. */
+  maxAttempts: number;
+  /** Backoff of attempt n is uniform in [0, min(backoffCapMs, backoffBaseMs × 2^(n−1))]. */
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** A 429 asking for a longer wait than this fails at once with RATE_LIMITED; default 300. */
+  maxRetryAfterSeconds: number;
+}
+
+/** The defaults of {@link RetryPolicy}. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  timeoutMs: 30_000,
+  maxAttempts: 6,
+  backoffBaseMs: 200,
+  backoffCapMs: 10_000,
+  maxRetryAfterSeconds: 300,
+});
+
+export interface HttpTransportOptions {
+  retry: RetryPolicy;
+  budget: RequestBudget;
+  clock: Clock;
+  fetch?: typeof fetch;
+  /** Uniform in [0, 1); `Math.random` by default. */
+  random?: () => number;
+  onEvent?: (event: MdqClientEvent) => void;
+}
+
+export interface HttpRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  signal?: AbortSignal | undefined;
+}
+
+/** A complete answer: status, headers and the whole body as text. */
+export interface HttpResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Attempts it took, this one included. */
+  attempts: number;
+}
+
+/** Statuses worth retrying: the failure is the service's, and may pass. */
+const TRANSIENT_STATUSES = new Set([500, 502, 503, 504]);
+
+const TIMED_OUT = Symbol("timed out");
+
+/**
+ * Sends POST requests with retries.
+ * @example const response = await transport.post({ url, headers, body });
+ */
+export class HttpTransport {
+  private readonly fetchImpl: typeof fetch;
+  private readonly random: () => number;
+
+  constructor(private readonly options: HttpTransportOptions) {
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** POSTs until an answer that is not transient, or the attempts run out. */
+  async post(request: HttpRequest): Promise<HttpResponse> {
+    const { retry, budget, clock } = this.options;
+    let lastError: MdqClientError | undefined;
+    for (let attempt = 1; attempt <= retry.maxAttempts; attempt += 1) {
+      await budget.acquire(request.signal);
+      const sentAt = clock.now();
+      let delayMs: number;
+      let reason: "status" | "network" | "timeout";
+      let status: number | undefined;
+      try {
+        const response = await this.fetchOnce(request);
+        budget.observe(response.headers, sentAt);
+        if (response.status === 429) {
+          const retryAfter = retryAfterSeconds(response.headers, clock.now()) ?? 1;
+          lastError = errorOf(response, attempt);
+          if (retryAfter > retry.maxRetryAfterSeconds) throw lastError;
+          budget.pauseUntil(clock.now() + retryAfter * 1000);
+          this.options.onEvent?.({ type: "rate-limited", retryAfterSeconds: retryAfter, url: request.url });
+          delayMs = 0;
+          reason = "status";
+          status = 429;
+        } else if (TRANSIENT_STATUSES.has(response.status)) {
+          lastError = errorOf(response, attempt);
+          const retryAfter = retryAfterSeconds(response.headers, clock.now());
+          delayMs =
+            retryAfter !== undefined && retryAfter <= retry.maxRetryAfterSeconds
+              ? retryAfter * 1000
+              : this.backoff(attempt);
+          reason = "status";
+          status = response.status;
+        } else {
+          return { ...response, attempts: attempt };
+        }
+      } catch (error) {
+        if (error instanceof MdqClientError && (error.code === "ABORTED" || error.code === "RATE_LIMITED")) {
+          throw error;
+        }
+        const timedOut = error === TIMED_OUT;
+        lastError = new MdqClientError(
+          timedOut ? "TIMEOUT" : "NETWORK",
+          timedOut
+            ? `no complete answer from ${request.url} within ${retry.timeoutMs} ms`
+            : `the connection to ${request.url} failed: ${describe(error)}`,
+          { attempts: attempt, ...(timedOut ? {} : { cause: error }) },
+        );
+        delayMs = this.backoff(attempt);
+        reason = timedOut ? "timeout" : "network";
+      }
+      if (attempt === retry.maxAttempts) break;
+      this.options.onEvent?.({
+        type: "retry",
+        attempt,
+        delayMs,
+        reason,
+        ...(status === undefined ? {} : { status }),
+        url: request.url,
+      });
+      if (delayMs > 0) await clock.sleep(delayMs, request.signal);
+    }
+    throw lastError ?? new MdqClientError("NETWORK", `no attempt was made to reach ${request.url}`);
+  }
+
+  /** Full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter"). */
+  private backoff(attempt: number): number {
+    const { backoffBaseMs, backoffCapMs } = this.options.retry;
+    const ceiling = Math.min(backoffCapMs, backoffBaseMs * 2 ** (attempt - 1));
+    return Math.floor(this.random() * ceiling);
+  }
+
+  /** One fetch, body included, within the timeout; rejects with TIMED_OUT, ABORTED or the cause. */
+  private async fetchOnce(request: HttpRequest): Promise<Omit<HttpResponse, "attempts">> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.options.retry.timeoutMs);
+    const onAbort = () => controller.abort(request.signal?.reason);
+    if (request.signal?.aborted) throw abortedError(request.signal);
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const response = await this.fetchImpl(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body: request.body,
+        signal: controller.signal,
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, text };
+    } catch (error) {
+      if (request.signal?.aborted) throw abortedError(request.signal);
+      if (controller.signal.aborted && controller.signal.reason === TIMED_OUT) throw TIMED_OUT;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+/**
+ * `Retry-After` in seconds (RFC 9110 §10.2.3: delay-seconds or an HTTP-date), or undefined.
+ */
+export function retryAfterSeconds(headers: Headers, now: number): number | undefined {
+  const value = headers.get("retry-after")?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const date = Date.parse(value);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - now) / 1000));
+}
+
+/** The error an answer stands for, from its body when it has a code, else from its status. */
+export function errorOf(response: Omit<HttpResponse, "attempts">, attempts?: number): MdqClientError {
+  const body = parseJson(response.text);
+  const details = {
+    status: response.status,
+    ...(attempts === undefined ? {} : { attempts }),
+    ...retryAfterDetail(response.headers),
+  };
+  if (isObject(body) && Array.isArray(body["errors"]) && body["errors"].length > 0) {
+    const error = MdqClientError.fromGraphQLErrors(body["errors"], response.status);
+    return new MdqClientError(error.code, error.message, {
+      ...details,
+      errors: error.errors,
+      serviceCode: error.serviceCode,
+    });
+  }
+  if (isObject(body) && typeof body["error"] === "string") {
+    const oauthError = body["error"];
+    const description =
+      typeof body["error_description"] === "string" ? body["error_description"] : oauthError;
+    return new MdqClientError(OAUTH_CODES[oauthError] ?? codeOfStatus(response.status), description, {
+      ...details,
+      serviceCode: oauthError,
+      oauthError,
+    });
+  }
+  return new MdqClientError(
+    codeOfStatus(response.status),
+    `the service answered HTTP ${response.status}`,
+    details,
+  );
+}
+
+const OAUTH_CODES: Record<string, MdqClientErrorCode> = {
+  rate_limited: "RATE_LIMITED",
+  temporarily_unavailable: "SERVICE_UNAVAILABLE",
+  server_error: "INTERNAL_SERVER_ERROR",
+};
+
+function codeOfStatus(status: number): MdqClientErrorCode {
+  if (status === 401) return "UNAUTHENTICATED";
+  if (status === 403) return "FORBIDDEN";
+  if (status === 404) return "NOT_FOUND";
+  if (status === 429) return "RATE_LIMITED";
+  if (status === 500) return "INTERNAL_SERVER_ERROR";
+  if (status === 502 || status === 503 || status === 504) return "SERVICE_UNAVAILABLE";
+  if (status === 400 || status === 405 || status === 413 || status === 415) return "BAD_REQUEST";
+  return "PROTOCOL";
+}
+
+function retryAfterDetail(headers: Headers): { retryAfterSeconds?: number } {
+  const seconds = retryAfterSeconds(headers, Date.now());
+  return seconds === undefined ? {} : { retryAfterSeconds: seconds };
+}
+
+/** JSON.parse, or undefined when the text is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}

@@ -1,0 +1,39 @@
+/**
+ * The `mdq-client` binary ships in a package that installs alone: it declares the binary, and
+ * neither its dependencies nor the CLI's imports reach the service's code.
+ */
+import assert from "node:assert/strict";
+import { readdir, readFile } from "node:fs/promises";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const PACKAGE = new URL("../../package.json", import.meta.url);
+const CLI_SOURCES = fileURLToPath(new URL("../../src/cli/", import.meta.url));
+
+describe("the mdq-client package", () => {
+  it("declares the mdq-client binary, with a node shebang, and depends on no server package", async () => {
+    const manifest = JSON.parse(await readFile(PACKAGE, "utf8"));
+    assert.deepEqual(manifest.bin, { "mdq-client": "./dist/src/cli/main.js" });
+    const main = await readFile(new URL(`../../${manifest.bin["mdq-client"]}`, import.meta.url), "utf8");
+    assert.ok(main.startsWith("#!/usr/bin/env node\n"));
+    const dependencies = Object.keys(manifest.dependencies ?? {});
+    assert.deepEqual(dependencies.sort(), ["commander", "hyparquet-writer"]);
+  });
+
+  it("has CLI modules that import only Node built-ins, commander, hyparquet-writer and the SDK", async () => {
+    const files = (await readdir(CLI_SOURCES)).filter((name) => name.endsWith(".ts"));
+    assert.ok(files.includes("main.ts") && files.includes("sync.ts"));
+    for (const file of files) {
+      const source = await readFile(`${CLI_SOURCES}${file}`, "utf8");
+      for (const [, specifier] of source.matchAll(/^import [^;]*? from "([^"]+)";$/gms)) {
+        assert.ok(
+          specifier!.startsWith("node:") ||
+            specifier === "commander" ||
+            specifier === "hyparquet-writer" ||
+            /^\.\.?\/[\w-]+\.js$/.test(specifier!),
+          `${file} imports ${specifier}`,
+        );
+      }
+    }
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * A fault-injecting HTTP proxy for SDK tests: forwards every request to the service, except that
+ * it follows a script of faults per path (an invented status, a dropped connection, a slow
+ * answer) and can run a hook between the service's answer and its delivery (to change data
+ * mid-walk, deterministically). It counts what it sees, so tests can assert "exactly one token
+ * request".
+ */
+import { once } from "node:events";
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+
+/** What to do with one request. */
+export type Fault =
+  /** Forward it untouched. */
+  | "pass"
+  /** Destroy the connection without an answer. */
+  | "drop"
+  /** Answer this instead of forwarding. */
+  | { status: number; headers?: Record<string, string>; body?: string }
+  /** Forward it, but hold the answer back this long. */
+  | { delayMs: number };
+
+/** One request as the proxy saw it. */
+export interface SeenRequest {
+  path: string;
+  /** The parsed JSON body of a GraphQL request. */
+  body: { query?: string; variables?: Record<string, unknown> } | undefined;
+  authorization: string | undefined;
+  /** The fault applied ("pass" when none was scripted). */
+  fault: Fault;
+  /** The status delivered (undefined for a drop). */
+  status?: number;
+}
+
+/** Runs after the service answered and before the answer is delivered. */
+export type ResponseHook = (seen: SeenRequest, status: number, body: string) => Promise<void> | void;
+
+export interface FaultProxy {
+  url: string;
+  /** Every request seen, in arrival order. */
+  seen: SeenRequest[];
+  /** Appends faults for the next requests to `path` (one per request, in order). */
+  script(path: "/graphql" | "/oauth2/token", faults: Fault[]): void;
+  /** Faults scripted but not yet used. */
+  pending(path: "/graphql" | "/oauth2/token"): number;
+  /** How many requests reached `path`. */
+  count(path: "/graphql" | "/oauth2/token"): number;
+  onResponse: ResponseHook | undefined;
+  close(): Promise<void>;
+}
+
+/** The GraphQL body of a 401, as the service sends it. */
+export function unauthenticated(message = "the access token has expired"): Fault {
+  return {
+    status: 401,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "www-authenticate": `Bearer error="invalid_token", error_description="${message}"`,
+    },
+    body: JSON.stringify({ errors: [{ message, extensions: { code: "UNAUTHENTICATED" } }] }),
+  };
+}
+
+/** A GraphQL-shaped error answer with `code`. */
+export function graphqlError(status: number, code: string, headers: Record<string, string> = {}): Fault {
+  return {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+    body: JSON.stringify({ errors: [{ message: `injected ${code}`, extensions: { code } }] }),
+  };
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Starts a proxy on a free port of 127.0.0.1 in front of `target`. */
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const upstream = new URL(target);
+  const agent = new Agent({ keepAlive: true });
+  const scripts = new Map<string, Fault[]>();
+  const seen: SeenRequest[] = [];
+  const proxy: FaultProxy = {
+    url: "",
+    seen,
+    script(path, faults) {
+      scripts.set(path, [...(scripts.get(path) ?? []), ...faults]);
+    },
+    pending: (path) => scripts.get(path)?.length ?? 0,
+    count: (path) => seen.filter((entry) => entry.path === path).length,
+    onResponse: undefined,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      agent.destroy();
+    },
+  };
+  const server: Server = createServer(async (request, response) => {
+    const raw = await readBody(request);
+    const path = (request.url ?? "/").split("?")[0]!;
+    let body: SeenRequest["body"];
+    if (path === "/graphql") {
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        body = undefined;
+      }
+    }
+    const fault = scripts.get(path)?.shift() ?? "pass";
+    const entry: SeenRequest = { path, body, authorization: request.headers.authorization, fault };
+    seen.push(entry);
+    if (fault === "drop") {
+      request.socket.destroy();
+      return;
+    }
+    if (typeof fault === "object" && "status" in fault) {
+      entry.status = fault.status;
+      response.writeHead(fault.status, fault.headers ?? {});
+      response.end(fault.body ?? "");
+      return;
+    }
+    const headers = { ...request.headers, host: upstream.host };
+    const forwarded = httpRequest(upstream, { method: request.method, path: request.url, headers, agent });
+    forwarded.end(raw);
+    try {
+      const [answer] = (await once(forwarded, "response")) as [IncomingMessage];
+      const answerBody = await readBody(answer);
+      const status = answer.statusCode ?? 502;
+      await proxy.onResponse?.(entry, status, answerBody.toString("utf8"));
+      if (typeof fault === "object" && "delayMs" in fault) {
+        await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+      }
+      entry.status = status;
+      if (response.destroyed) return;
+      const { "transfer-encoding": _chunked, connection: _connection, ...answerHeaders } = answer.headers;
+      response.writeHead(status, { ...answerHeaders, "content-length": String(answerBody.length) });
+      response.end(answerBody);
+    } catch {
+      request.socket.destroy();
+    }
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no proxy port");
+  proxy.url = `http://127.0.0.1:${address.port}`;
+  return proxy;
+}
