@@ -60,6 +60,9 @@ export interface HeaderSource {
   get(name: string): string | null;
 }
 
+/** Longest delay between sending a request and the service counting it that the budget absorbs. */
+const ARRIVAL_SLACK_MS = 1000;
+
 /** Slack for floating-point error, as the service's limiter has. */
 const EPSILON = 1e-9;
 
@@ -105,7 +108,7 @@ export class RequestBudget {
       const now = this.clock.now();
       const wait = this.waitBeforeNext(now);
       if (wait <= 0) {
-        this.record(now, 1);
+        this.record(now + this.arrivalSlack(), 1);
         return;
       }
       await this.clock.sleep(wait, signal);
@@ -165,12 +168,22 @@ export class RequestBudget {
     return previous * (1 - (time - windowStart) / windowMs) + current;
   }
 
+  /**
+   * How much later than its send time a request may be counted by the service. A request the
+   * client counts just before a window boundary but the service counts just after weighs fully in
+   * the service's next window and only partly in the client's: so each request is counted as if
+   * it arrived this much later, and requests "still arriving" count as current.
+   */
+  private arrivalSlack(): number {
+    return Math.min(ARRIVAL_SLACK_MS, (this.currentPolicy.windowSeconds * 1000) / 4);
+  }
+
   private counts(windowStart: number, windowMs: number, until: number) {
     let current = 0;
     let previous = 0;
     for (const time of this.sent) {
-      if (time > until) break;
-      if (time >= windowStart) current += 1;
+      // Entries past `until` are requests counted ahead (arrival slack): they already weigh.
+      if (time >= windowStart || time > until) current += 1;
       else if (time >= windowStart - windowMs) previous += 1;
     }
     return { current, previous };

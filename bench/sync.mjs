@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+// Times a one-client sync of about a million rows with the mdq-client SDK beside a baseline
+// measured in the same run: the plainest client — one request after another, pageSize 5000,
+// every field, 90-day windows — against the same `mdq serve`. Prints rows/s, the ratio, and how
+// many 429s each client received (the SDK must receive none).
+//   npm run build && node bench/sync.mjs [--scale 120] [--days 400]
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { MdqClient } from "../packages/client/dist/src/index.js";
+
+const { values } = parseArgs({
+  options: { scale: { type: "string", default: "120" }, days: { type: "string", default: "400" } },
+});
+const MDQ = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const work = await mkdtemp(join(tmpdir(), "mdq-sync-bench-"));
+const dataDir = join(work, "data");
+const credentialsFile = join(work, "credentials.json");
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+let seeding = performance.now();
+const seed = spawnSync(
+  process.execPath,
+  [
+    MDQ,
+    "demo",
+    "--seed-only",
+    "--scale",
+    values.scale,
+    "--days",
+    values.days,
+    "--data",
+    dataDir,
+    "--credentials",
+    credentialsFile,
+  ],
+  { encoding: "utf8", env: { ...process.env, MDQ_LOG_LEVEL: "warn" } },
+);
+if (seed.status !== 0) throw new Error(seed.stderr);
+seeding = (performance.now() - seeding) / 1000;
+const port = await freePort();
+const serve = spawn(process.execPath, [MDQ, "serve", "--port", String(port), "--data", dataDir], {
+  env: { ...process.env, MDQ_LOG_LEVEL: "warn", MDQ_ADMIN_PORT: String(await freePort()) },
+  stdio: "ignore",
+});
+const base = `http://localhost:${port}`;
+for (let tries = 0; ; tries += 1) {
+  try {
+    if ((await fetch(`${base}/livez`)).ok) break;
+  } catch {}
+  if (tries > 200) throw new Error("mdq serve did not start");
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+const credentials = JSON.parse(await readFile(credentialsFile, "utf8"));
+const app = credentials.apps[0];
+const today = new Date().toISOString().slice(0, 10);
+const addDays = (day, n) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const from = addDays(today, -Number(values.days));
+const to = addDays(today, -1);
+
+/** A fetch that counts answers by status. */
+function countingFetch(counts) {
+  return async (...args) => {
+    const response = await fetch(...args);
+    counts[response.status] = (counts[response.status] ?? 0) + 1;
+    return response;
+  };
+}
+
+const FIELDS =
+  "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
+
+async function bareClient() {
+  const counts = {};
+  const count = countingFetch(counts);
+  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
+  const token = (
+    await (
+      await count(`${base}/oauth2/token`, {
+        method: "POST",
+        headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+        body: "grant_type=client_credentials&scope=api_data%2Fread",
+      })
+    ).json()
+  ).access_token;
+  let rows = 0;
+  for (let start = from; start <= to; start = addDays(start, 90)) {
+    const [end] = [addDays(start, 89), to].sort(); // ISO days sort as dates
+    for (let page = 1; ; page += 1) {
+      const response = await count(`${base}/graphql`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          query: `query($c: ID!, $r: DateRangeInput!, $p: Int!) { marketingRecords(clientId: $c, dateRange: $r,
+            sort: [{field: DATE_DAY, direction: ASC}], pagination: {page: $p, pageSize: 5000}) { ${FIELDS} } }`,
+          variables: { c: app.brandClientId, r: { from: start, to: end }, p: page },
+        }),
+      });
+      const body = await response.json();
+      rows += body.data.marketingRecords.length;
+      if (!body.extensions.pageInfo.marketingRecords.hasNextPage) break;
+    }
+  }
+  return { rows, counts };
+}
+
+async function sdkClient(concurrency) {
+  const counts = {};
+  const client = new MdqClient({
+    appClientId: app.appClientId,
+    appClientSecret: app.appClientSecret,
+    authUrl: base,
+    baseUrl: base,
+    brandClientId: app.brandClientId,
+    fetch: countingFetch(counts),
+  });
+  let rows = 0;
+  for await (const _record of client.records({ from, to, pageSize: 5000, windowDays: 90, concurrency }))
+    rows += 1;
+  return { rows, counts };
+}
+
+async function timed(run) {
+  const started = performance.now();
+  const result = await run();
+  return { ...result, seconds: (performance.now() - started) / 1000 };
+}
+
+try {
+  const bare = await timed(bareClient);
+  const sdk1 = await timed(() => sdkClient(1));
+  const sdk2 = await timed(() => sdkClient(2));
+  console.log(
+    `seeded ${values.scale}× demo (${values.days} days) in ${seeding.toFixed(1)} s; brand ${app.brandClientId}, ${from}..${to}\n`,
+  );
+  console.log("| client | rows | s | rows/s | vs bare | 429s |\n|---|---|---|---|---|---|");
+  for (const [name, result] of [
+    ["bare loop (baseline)", bare],
+    ["SDK, concurrency 1", sdk1],
+    ["SDK, concurrency 2 (default)", sdk2],
+  ]) {
+    const rate = result.rows / result.seconds;
+    console.log(
+      `| ${name} | ${result.rows} | ${result.seconds.toFixed(1)} | ${Math.round(rate)} | ${(rate / (bare.rows / bare.seconds)).toFixed(2)} | ${result.counts[429] ?? 0} |`,
+    );
+  }
+  if (sdk1.rows !== bare.rows || sdk2.rows !== bare.rows) console.log("\nrow counts differ!");
+} finally {
+  serve.kill("SIGTERM");
+  await rm(work, { recursive: true, force: true });
+}
