@@ -71,8 +71,8 @@ export interface MdqClientOptions extends ClientCredentialsConfig {
   random?: () => number;
 }
 
-/** Every `MarketingRecord` field, in schema order. */
-export const RECORD_FIELDS: readonly RecordField[] = Object.freeze([
+/** Every `MarketingRecord` field, in schema order (also the column order of sync files). */
+export const RECORD_FIELDS = Object.freeze([
   "recordId",
   "date",
   "market",
@@ -86,7 +86,7 @@ export const RECORD_FIELDS: readonly RecordField[] = Object.freeze([
   "conversions",
   "revenue",
   "currency",
-]);
+] as const satisfies readonly RecordField[]);
 
 /** The `Dimension` values. */
 export const DIMENSIONS: readonly Dimension[] = Object.freeze([

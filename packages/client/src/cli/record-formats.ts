@@ -3,28 +3,15 @@
  * page to `<out>.partial`; Parquet is spooled there as NDJSON and converted once every record is
  * in (parquet-writer.ts), because a Parquet file is only readable once its footer is written.
  */
+import { RECORD_FIELDS } from "../client.js";
 import type { MarketingRecord } from "../types.js";
 
 /** The output formats of `sync`. */
 export const SYNC_FORMATS = ["csv", "ndjson", "parquet"] as const;
 export type SyncFormat = (typeof SYNC_FORMATS)[number];
 
-/** Every `MarketingRecord` field, in the order the files list them. */
-export const RECORD_FIELDS = [
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-  "currency",
-] as const satisfies readonly (keyof MarketingRecord)[];
+/** Every `MarketingRecord` field, in the order the files list them: the schema's. */
+export { RECORD_FIELDS };
 
 /** What a format writes into the partial file: a header once, then each page's bytes. */
 export interface RecordEncoding {
