@@ -265,18 +265,7 @@ export class DuckDbStore implements Store {
       connection.run(
         `INSERT INTO apps VALUES (?, ?, ?, ?, ?, ${timestampParam(app.previousSecretExpiresAt)}, ?, ?,
           ${timestampParam(app.revokedAt)}, make_timestamp(CAST(? AS BIGINT) * 1000))`,
-        [
-          app.appClientId,
-          app.brandId,
-          app.name,
-          app.secretHash,
-          app.previousSecretHash,
-          ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
-          app.markets === null ? null : listValue(app.markets),
-          app.dataSources === null ? null : listValue(app.dataSources),
-          ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
-          app.createdAt.getTime(),
-        ],
+        [app.appClientId, app.brandId, app.name, ...appStateParams(app), app.createdAt.getTime()],
       ),
     );
   }
@@ -288,16 +277,7 @@ export class DuckDbStore implements Store {
           previous_secret_expires_at = ${timestampParam(app.previousSecretExpiresAt)},
           markets = ?, data_sources = ?, revoked_at = ${timestampParam(app.revokedAt)}
           WHERE app_client_id = ?`,
-        [
-          app.name,
-          app.secretHash,
-          app.previousSecretHash,
-          ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
-          app.markets === null ? null : listValue(app.markets),
-          app.dataSources === null ? null : listValue(app.dataSources),
-          ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
-          app.appClientId,
-        ],
+        [app.name, ...appStateParams(app), app.appClientId],
       ),
     );
   }
@@ -531,6 +511,21 @@ const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_
 const READINESS_PUBLISHES = `SELECT
   EXISTS (SELECT 1 FROM publishes WHERE brand_id = ? AND processing_date = CAST(? AS DATE)) AS published,
   (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_processed_at`;
+
+/**
+ * Parameters of an app's mutable columns, in table order (secret_hash … revoked_at); absent
+ * timestamps bind nothing, matching `timestampParam`'s NULL.
+ */
+function appStateParams(app: App): DuckDBValue[] {
+  return [
+    app.secretHash,
+    app.previousSecretHash,
+    ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
+    app.markets === null ? null : listValue(app.markets),
+    app.dataSources === null ? null : listValue(app.dataSources),
+    ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
+  ];
+}
 
 function timestampParam(value: Date | null): string {
   return value ? "make_timestamp(CAST(? AS BIGINT) * 1000)" : "NULL";
