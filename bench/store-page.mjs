@@ -14,6 +14,7 @@ import {
   planRecordsCount,
   planRecordsPage,
 } from "../packages/server/dist/src/store/query-planner.js";
+import { RECORD_FIELDS } from "../packages/server/dist/src/store/query-request.js";
 
 const { values } = parseArgs({
   options: { scale: { type: "string", default: "50" }, runs: { type: "string", default: "7" } },
@@ -39,21 +40,7 @@ const scope = {
   channels: null,
   campaignIds: null,
 };
-const allFields = [
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-  "currency",
-];
+const allFields = RECORD_FIELDS;
 const sort = [{ field: "DATE_DAY", direction: "DESC" }];
 const bare = (offset) => ({
   sql: `SELECT record_id, date, market, data_source, channel, campaign_id, campaign_name, impressions, clicks,

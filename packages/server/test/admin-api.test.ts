@@ -156,15 +156,7 @@ describe("admin API", () => {
   }
 
   function tokenRequest(appClientId: string, secret: string) {
-    return region.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers: {
-        authorization: region.basic(appClientId, secret),
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      payload: "grant_type=client_credentials&scope=api_data%2Fread",
-    });
+    return region.tokenResponse(appClientId, secret);
   }
 
   /** Creates a brand with grants and one app; returns the app and a token of it. */

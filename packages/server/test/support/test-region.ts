@@ -43,6 +43,8 @@ export interface TestRegion {
    * (one a test registered itself); without, the demo credentials' secret.
    */
   basic(appClientId?: string, secret?: string): string;
+  /** The token endpoint's answer for an app (`appClientId`/`secret` as for `basic`). */
+  tokenResponse(appClientId?: string, secret?: string): Promise<LightMyRequestResponse>;
   /** A fresh access token for an app (the first demo app by default; `secret` as for `basic`). */
   token(appClientId?: string, secret?: string): Promise<string>;
   /** POSTs a GraphQL query with a bearer token (a fresh one for the first app by default). */
@@ -99,8 +101,8 @@ export async function startTestRegion(options: TestRegionOptions = {}): Promise<
       const pair = `${encodeURIComponent(app.appClientId)}:${encodeURIComponent(secret ?? app.appClientSecret)}`;
       return `Basic ${Buffer.from(pair).toString("base64")}`;
     },
-    async token(appClientId, secret) {
-      const response = await service.app.inject({
+    tokenResponse(appClientId, secret) {
+      return service.app.inject({
         method: "POST",
         url: "/oauth2/token",
         headers: {
@@ -109,6 +111,9 @@ export async function startTestRegion(options: TestRegionOptions = {}): Promise<
         },
         payload: "grant_type=client_credentials&scope=api_data%2Fread",
       });
+    },
+    async token(appClientId, secret) {
+      const response = await region.tokenResponse(appClientId, secret);
       if (response.statusCode !== 200)
         throw new Error(`token request failed: ${response.statusCode} ${response.body}`);
       return response.json().access_token as string;
