@@ -29,6 +29,14 @@ export interface ServiceConfig {
   readonly adminHost: string;
   /** Its port; 0 picks a free one (written to `<dataDir>/admin.json`). */
   readonly adminPort: number;
+  /** PostgreSQL connection string; null keeps the embedded DuckDB file in `dataDir`. */
+  readonly databaseUrl: string | null;
+  /** Connections each instance keeps to PostgreSQL. */
+  readonly databasePoolSize: number;
+  /** Longest a PostgreSQL statement may run before it is cancelled (answered 503). */
+  readonly databaseStatementTimeoutMs: number;
+  /** Redis connection string; set, N instances share one rate limit and hear each other's changes. */
+  readonly redisUrl: string | null;
 }
 
 /** Thrown when a configuration value is invalid; the message names the key. */
@@ -59,6 +67,10 @@ export const CONFIG_ENV = {
   logLevel: "MDQ_LOG_LEVEL",
   adminHost: "MDQ_ADMIN_HOST",
   adminPort: "MDQ_ADMIN_PORT",
+  databaseUrl: "MDQ_DATABASE_URL",
+  databasePoolSize: "MDQ_DATABASE_POOL_SIZE",
+  databaseStatementTimeoutMs: "MDQ_DATABASE_STATEMENT_TIMEOUT_MS",
+  redisUrl: "MDQ_REDIS_URL",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -146,6 +158,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       0,
       65535,
     ),
+    databaseUrl: connectionUrl(read("databaseUrl"), CONFIG_ENV.databaseUrl, ["postgres:", "postgresql:"]),
+    databasePoolSize: integer(read("databasePoolSize") ?? "10", CONFIG_ENV.databasePoolSize, 1, 1000),
+    databaseStatementTimeoutMs: integer(
+      read("databaseStatementTimeoutMs") ?? "15000",
+      CONFIG_ENV.databaseStatementTimeoutMs,
+      100,
+      3_600_000,
+    ),
+    redisUrl: connectionUrl(read("redisUrl"), CONFIG_ENV.redisUrl, ["redis:", "rediss:"]),
   });
 }
 
@@ -166,4 +187,17 @@ function url(text: string, key: string): string {
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
     throw new ConfigError(key, "use http or https");
   return text.replace(/\/+$/, "");
+}
+
+/** A connection string of one of `protocols`, or null when unset; the message never echoes it (it may hold a password). */
+function connectionUrl(text: string | undefined, key: string, protocols: string[]): string | null {
+  if (text === undefined) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    throw new ConfigError(key, `not a URL; use ${protocols[0]}//host:port/...`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(key, `use ${protocols.join(" or ")}//`);
+  return text;
 }

@@ -94,7 +94,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     scope.get("/livez", async () => ({ status: "ok" }));
     scope.get("/readyz", async (_request, reply) => {
       try {
-        await parts.store.findBrand("");
+        await parts.store.ping();
         return { status: "ready", region: config.region };
       } catch {
         return reply.code(503).header("retry-after", "5").send({ status: "unavailable" });

@@ -128,6 +128,22 @@ export class RecordIdConflictError extends Error {
   }
 }
 
+/**
+ * Raised by a store that cannot answer now: its database is down, unreachable, or a statement ran
+ * past its timeout. The service answers 503 with `Retry-After` (SERVICE_UNAVAILABLE /
+ * temporarily_unavailable) and recovers by itself once the database answers again.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "StoreUnavailableError";
+  }
+}
+
 /** The store: every read the service makes and every write an operator makes. */
 export interface Store {
   readonly engine: "duckdb" | "postgres";
@@ -167,6 +183,17 @@ export interface Store {
   hasLoad(brandId: string, processingDate: string): Promise<boolean>;
   brandDataStatus(brandId: string): Promise<BrandDataStatus>;
   publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void>;
+
+  /**
+   * The signing key ring's document (JSON), for engines shared by several instances, which must
+   * sign and verify with the same keys; an engine without them keeps the ring in
+   * `<dataDir>/signing-keys.json`. `undefined` when no ring was written yet.
+   */
+  readKeyRing?(): Promise<string | undefined>;
+  /** Replaces the key ring's document (see `readKeyRing`). */
+  writeKeyRing?(document: string): Promise<void>;
+  /** Answers when the database answers (readiness probe); throws StoreUnavailableError otherwise. */
+  ping(): Promise<void>;
 
   close(): Promise<void>;
 }

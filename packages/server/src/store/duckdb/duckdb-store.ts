@@ -496,6 +496,10 @@ export class DuckDbStore implements Store {
     );
   }
 
+  async ping(): Promise<void> {
+    await this.rows("SELECT 1");
+  }
+
   async close(): Promise<void> {
     await this.writeQueue;
     this.readers.close();
