@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
- * `mdq`, the operator CLI: starts the service (`serve`), a seeded demo (`demo`), and manages a
- * running region through its admin API (brand, app, grant, fx, load, publish, keys, status).
+ * `mdq`, the operator CLI: starts the service (`serve`), a seeded demo (`demo`), migrates a
+ * PostgreSQL store (`migrate`), and manages a running region through its admin API (brand, app,
+ * grant, fx, load, publish, keys, status).
  *
  * Exit codes (docs/cli.md):
  *   0 success
  *   1 failure: the service failed (500) or something unexpected happened
  *   2 usage error: bad flags or values (dates, market codes, durations), bad configuration
  *   3 refused by the service (400, 404, 409, 422): the input or the region's state was wrong
- *   4 the service cannot be reached (no admin.json, connection refused)
+ *   4 the service (or, for `migrate`, the database) cannot be reached
  *   5 unauthorized (401): the admin token was refused
  */
 import { Command, CommanderError } from "commander";
@@ -30,13 +31,14 @@ function throwInsteadOfExiting(command: Command): Command {
   return command;
 }
 
-/** `serve` and `demo`, which run the service; they load its code (DuckDB, Fastify, GraphQL). */
+/** `serve`, `demo` and `migrate`, which load the service's code (DuckDB, PostgreSQL, Fastify, GraphQL). */
 async function serviceCommands(): Promise<Command[]> {
-  const [{ serveCommand }, { demoCommand }] = await Promise.all([
+  const [{ serveCommand }, { demoCommand }, { migrateCommand }] = await Promise.all([
     import("./commands/serve.js"),
     import("./commands/demo.js"),
+    import("./commands/migrate.js"),
   ]);
-  return [serveCommand(), demoCommand()];
+  return [serveCommand(), demoCommand(), migrateCommand()];
 }
 
 /** The commands that only talk HTTP to the admin API. */
@@ -69,6 +71,9 @@ try {
   } else if (error instanceof UsageError || (error instanceof Error && error.name === "ConfigError")) {
     process.stderr.write(`mdq: ${error.message}\n`);
     process.exitCode = 2;
+  } else if (error instanceof Error && error.name === "StoreUnavailableError") {
+    process.stderr.write(`mdq: ${error.message}\n`);
+    process.exitCode = 4;
   } else if (error instanceof AdminError) {
     process.stderr.write(`mdq: ${error.message}\n`);
     for (const problem of error.problems) process.stderr.write(`${problem}\n`);

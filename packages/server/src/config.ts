@@ -37,6 +37,8 @@ export interface ServiceConfig {
   readonly databaseStatementTimeoutMs: number;
   /** Redis connection string; set, N instances share one rate limit and hear each other's changes. */
   readonly redisUrl: string | null;
+  /** Memory for answered pages, valid for one data generation (store/page-cache.ts); 0 turns it off. */
+  readonly pageCacheMb: number;
 }
 
 /** Thrown when a configuration value is invalid; the message names the key. */
@@ -71,6 +73,7 @@ export const CONFIG_ENV = {
   databasePoolSize: "MDQ_DATABASE_POOL_SIZE",
   databaseStatementTimeoutMs: "MDQ_DATABASE_STATEMENT_TIMEOUT_MS",
   redisUrl: "MDQ_REDIS_URL",
+  pageCacheMb: "MDQ_PAGE_CACHE_MB",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -167,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       3_600_000,
     ),
     redisUrl: connectionUrl(read("redisUrl"), CONFIG_ENV.redisUrl, ["redis:", "rediss:"]),
+    pageCacheMb: integer(read("pageCacheMb") ?? "64", CONFIG_ENV.pageCacheMb, 0, 65_536),
   });
 }
 

@@ -44,6 +44,14 @@ export const OAUTH_ERROR_CODES = {
 
 export type OAuthErrorCode = keyof typeof OAUTH_ERROR_CODES;
 
+/**
+ * The message of every 503 caused by the store not answering (SERVICE_UNAVAILABLE,
+ * temporarily_unavailable, the admin API's UNAVAILABLE): fixed, because the store's own message
+ * may name hosts or carry driver detail.
+ */
+export const STORE_UNAVAILABLE_MESSAGE =
+  "the service cannot reach its database right now; retry after the number of seconds in Retry-After";
+
 /** An error with a catalogue code; its message is safe to show to callers. */
 export class MdqError extends Error {
   readonly code: ErrorCode;
@@ -83,6 +91,7 @@ export const ADMIN_ERROR_CODES = {
   CONFLICT: 409,
   INVALID_FILE: 422,
   INTERNAL: 500,
+  UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;
 
 export type AdminErrorCode = keyof typeof ADMIN_ERROR_CODES;

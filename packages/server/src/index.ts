@@ -13,4 +13,24 @@ export { generateAppClientId, generateAppSecret, hashAppSecret } from "./oauth/a
 export { type KeyInfo, KeyRing } from "./oauth/signing-keys.js";
 export { buildService, type Service, type ServiceParts, startService } from "./server.js";
 export { DUCKDB_FILE, DuckDbStore, openDuckDbStore } from "./store/duckdb/duckdb-store.js";
-export type { App, Brand, FxRate, Grants, LoadSummary, Store, StoredRecord } from "./store/store.js";
+export { migrateDatabase, type OpenStoreOptions, openStore } from "./store/open-store.js";
+export {
+  LATEST_SCHEMA_VERSION,
+  MIGRATIONS,
+  type Migration,
+  migrationId,
+} from "./store/postgres/migrations.js";
+export type { PostgresConnectionOptions } from "./store/postgres/postgres-pool.js";
+export { openPostgresStore, PostgresStore, SchemaVersionError } from "./store/postgres/postgres-store.js";
+export {
+  type App,
+  type Brand,
+  type FxRate,
+  type Grants,
+  type LoadSummary,
+  MissingFxRateError,
+  RecordIdConflictError,
+  type Store,
+  type StoredRecord,
+  StoreUnavailableError,
+} from "./store/store.js";

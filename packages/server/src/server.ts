@@ -1,21 +1,31 @@
 /**
  * Builds the service of one region: token endpoint, well-known documents, GraphQL endpoint and
- * health checks on one Fastify instance, over a store and a rate limiter.
+ * health checks on one Fastify instance, over a store and a rate limiter; the admin API and the
+ * metrics on a second, loopback-only one. With `MDQ_REDIS_URL`, the rate limit is shared by every
+ * instance of the region and operator changes reach them all at once (docs/observability.md).
  */
 import Fastify, { type FastifyInstance } from "fastify";
 import { buildAdminListener } from "./admin/admin-listener.js";
 import { ensureAdminToken, writeAdminAddress } from "./admin/admin-token.js";
 import { RegionAdmin } from "./admin/region-admin.js";
+import { type ChangeFeed, changeChannel, RedisChangeFeed, SOLO_CHANGE_FEED } from "./cluster/change-feed.js";
+import { RedisConnection } from "./cluster/redis-connection.js";
 import type { ServiceConfig } from "./config.js";
 import { MdqError, OAuthError } from "./errors.js";
 import { graphqlEndpoint } from "./graphql/graphql-endpoint.js";
 import { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
+import { RedisRateLimiter } from "./limits/redis-rate-limit.js";
 import { TOKEN_LIFETIME_SECONDS } from "./oauth/access-token.js";
 import { AppDirectory } from "./oauth/app-directory.js";
-import { KeyRing } from "./oauth/signing-keys.js";
+import { KeyRing, keyRingStorageFor } from "./oauth/signing-keys.js";
 import { tokenEndpoint } from "./oauth/token-endpoint.js";
 import { wellKnown } from "./oauth/well-known.js";
+import { meteredStore } from "./observability/metered-store.js";
+import { ServiceMetrics } from "./observability/metrics.js";
+import { safeReason, ThrottledWarning } from "./observability/throttled-warning.js";
 import { acceptRawBodies, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import { useHealthChecks } from "./plugins/health-checks.js";
+import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
 import type { Store } from "./store/store.js";
 
@@ -30,13 +40,22 @@ export interface Service {
   /** The operator operations, and their loopback-only HTTP listener (started by `startService`). */
   admin: RegionAdmin;
   adminApp: FastifyInstance;
+  /** This instance's metrics (served at `GET /metrics` on the admin listener). */
+  metrics: ServiceMetrics;
+  /** How this instance hears the others' changes (and announces its own). */
+  changes: ChangeFeed;
+  /** The Redis connection, when `MDQ_REDIS_URL` is set. */
+  redis: RedisConnection | undefined;
 }
 
 export interface ServiceParts {
   store: Store;
+  /** Replaces the limiter the configuration calls for (in-memory, or Redis with `redisUrl`). */
   limiter?: RateLimiter;
   /** Pino destination for logs (tests pass a stream); stdout by default. */
   logStream?: NodeJS.WritableStream;
+  /** Seconds between reloads of the signing key ring; default 30, 0 turns them off. */
+  keyRefreshSeconds?: number;
 }
 
 /** Header names whose values never reach the logs. */
@@ -62,12 +81,50 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     return503OnClosing: false,
     forceCloseConnections: "idle",
   });
-  const keys = await KeyRing.open(config.dataDir, TOKEN_LIFETIME_SECONDS);
-  const apps = new AppDirectory(parts.store, config.authCacheSeconds);
-  const limiter = parts.limiter ?? new MemoryRateLimiter(config.rateLimit);
+  const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
+  const store = meteredStore(parts.store, metrics, app.log);
+  const redis = config.redisUrl
+    ? new RedisConnection({ url: config.redisUrl, metrics, log: app.log })
+    : undefined;
+  let keys: KeyRing;
+  try {
+    const keyWarning = new ThrottledWarning(
+      app.log,
+      "the signing key ring could not be reloaded; keeping the keys held",
+    );
+    keys = await KeyRing.open(keyRingStorageFor(store, config.dataDir), TOKEN_LIFETIME_SECONDS, {
+      ...(parts.keyRefreshSeconds !== undefined ? { refreshSeconds: parts.keyRefreshSeconds } : {}),
+      onReload: (reason) => metrics.keyReloads.inc({ reason }),
+      onRefreshError: (error) => keyWarning.warn({ reason: safeReason(error) }),
+    });
+  } catch (error) {
+    await redis?.close();
+    throw error;
+  }
+  const apps = new AppDirectory(store, config.authCacheSeconds);
+  const limiter =
+    parts.limiter ??
+    (redis
+      ? new RedisRateLimiter(redis, config.rateLimit, { keyPrefix: `mdq:${config.region}:rl:`, metrics })
+      : new MemoryRateLimiter(config.rateLimit));
+  const changes = redis
+    ? new RedisChangeFeed(redis, changeChannel(config.region), metrics)
+    : SOLO_CHANGE_FEED;
+  changes.subscribe((change) => {
+    apps.clear();
+    if (change.kind === "keys" || change.kind === "all") {
+      keys.reload("change").catch((error: unknown) => {
+        app.log.warn(
+          { reason: safeReason(error) },
+          "the signing key ring could not be reloaded after a change",
+        );
+      });
+    }
+  });
   const settings = { authUrl: config.authUrl, baseUrl: config.baseUrl, region: config.region };
 
   installErrorResponses(app);
+  useMetrics(app, metrics);
   let draining = false;
   app.addHook("preClose", async () => {
     draining = true;
@@ -86,34 +143,34 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     useRateLimit(scope, limiter, config.rateLimit);
     await tokenEndpoint(scope, { keys, apps, settings });
     methodNotAllowed(scope, "/oauth2/token", ["POST"]);
-    await graphqlEndpoint(scope, { store: parts.store, keys, apps, settings, timeZone: config.timeZone });
+    await graphqlEndpoint(scope, { store, keys, apps, settings, timeZone: config.timeZone });
     methodNotAllowed(scope, "/graphql", ["POST"]);
   });
   await app.register(async (scope) => {
     await wellKnown(scope, { keys, authUrl: config.authUrl });
-    scope.get("/livez", async () => ({ status: "ok" }));
-    scope.get("/readyz", async (_request, reply) => {
-      try {
-        await parts.store.ping();
-        return { status: "ready", region: config.region };
-      } catch {
-        return reply.code(503).header("retry-after", "5").send({ status: "unavailable" });
-      }
+    useHealthChecks(scope, {
+      store,
+      redisPing: redis ? () => redis.ping() : undefined,
+      region: config.region,
     });
   });
   const admin = new RegionAdmin({
-    store: parts.store,
+    store,
     keys,
     apps,
     region: config.region,
     timeZone: config.timeZone,
+    changes,
   });
-  const adminApp = buildAdminListener(admin, await ensureAdminToken(config.dataDir), app.log);
+  const adminApp = buildAdminListener(admin, await ensureAdminToken(config.dataDir), app.log, metrics);
   app.addHook("onClose", async () => {
     await adminApp.close();
     await limiter.close();
+    keys.close();
+    await changes.close();
+    await redis?.close();
   });
-  return { app, config, store: parts.store, keys, apps, limiter, admin, adminApp };
+  return { app, config, store: parts.store, keys, apps, limiter, admin, adminApp, metrics, changes, redis };
 }
 
 /**

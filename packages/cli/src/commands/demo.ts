@@ -10,7 +10,10 @@ import {
   buildService,
   type DemoCredentials,
   loadConfig,
-  openDuckDbStore,
+  migrateDatabase,
+  openStore,
+  type ServiceConfig,
+  type Store,
   seedDemoRegion,
   todayIn,
 } from "@mdq/server";
@@ -74,6 +77,23 @@ Walk the daily flow with curl (the secret never goes on a command line):
 `;
 }
 
+/**
+ * The demo's store: a fresh DuckDB file in the (wiped) demo directory, or, with MDQ_DATABASE_URL,
+ * the PostgreSQL database, migrated here for convenience. A database is never wiped: it must hold
+ * no brand yet.
+ */
+async function openDemoStore(config: ServiceConfig): Promise<Store> {
+  if (config.databaseUrl !== null) await migrateDatabase(config.databaseUrl);
+  const store = await openStore(config);
+  if (config.databaseUrl !== null && (await store.listBrands()).length > 0) {
+    await store.close();
+    throw new UsageError(
+      "mdq demo seeds an empty database, and MDQ_DATABASE_URL already holds brands: point it at a new database",
+    );
+  }
+  return store;
+}
+
 export function demoCommand(): Command {
   return new Command("demo")
     .description(
@@ -86,7 +106,11 @@ export function demoCommand(): Command {
     .option("--scale <n>", "multiply the campaigns (50 ≈ 2 million rows)", positiveInteger("--scale"), 1)
     .option("--days <n>", "days of data ending yesterday", positiveInteger("--days"), 400)
     .option("--seed-only", "seed the data directory and exit without serving")
-    .addHelpText("after", "\nExample:\n  mdq demo --port 4000 --credentials ./demo-credentials.json\n")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  mdq demo --port 4000 --credentials ./demo-credentials.json\n" +
+        "  MDQ_DATABASE_URL=postgres://127.0.0.1:5432/mdq_demo mdq demo   # seeds PostgreSQL (an empty database)\n",
+    )
     .action(
       async (flags: {
         port: string;
@@ -100,27 +124,33 @@ export function demoCommand(): Command {
         const dataDir = resolve(flags.data ?? `data/demo-${flags.region}`);
         const config = loadConfig(process.env, { port: flags.port, region: flags.region, dataDir });
         await freshDemoDirectory(dataDir);
-        const store = await openDuckDbStore(dataDir);
-        const started = Date.now();
+        const store = await openDemoStore(config);
         const today = todayIn(config.timeZone);
-        const credentials = await seedDemoRegion(store, {
-          region: config.region,
-          authUrl: config.authUrl,
-          baseUrl: config.baseUrl,
-          today,
-          days: flags.days,
-          scale: flags.scale,
-          onProgress: (message) => process.stderr.write(`mdq demo: ${message}\n`),
-        });
         const credentialsFile = resolve(flags.credentials);
-        await writeFile(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-        process.stderr.write(`mdq demo: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-        if (flags.seedOnly) {
-          await store.close();
-          return;
+        let credentials: DemoCredentials;
+        try {
+          const started = Date.now();
+          credentials = await seedDemoRegion(store, {
+            region: config.region,
+            authUrl: config.authUrl,
+            baseUrl: config.baseUrl,
+            today,
+            days: flags.days,
+            scale: flags.scale,
+            onProgress: (message) => process.stderr.write(`mdq demo: ${message}\n`),
+          });
+          await writeFile(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+          process.stderr.write(`mdq demo: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+          if (flags.seedOnly) {
+            await store.close();
+            return;
+          }
+          await runService(await buildService(config, { store }));
+        } catch (error) {
+          // The store's connections would keep a failed demo alive: close them so `mdq` exits.
+          await store.close().catch(() => {});
+          throw error;
         }
-        const service = await buildService(config, { store });
-        await runService(service);
         process.stdout.write(walkThrough(credentials, credentialsFile, today));
       },
     );

@@ -1,6 +1,6 @@
 /** `mdq serve`: run the service of one region from the environment and flags. */
 
-import { buildService, loadConfig, openDuckDbStore } from "@mdq/server";
+import { buildService, loadConfig, openStore, type Service } from "@mdq/server";
 import { Command } from "commander";
 import { runService } from "../run-service.js";
 
@@ -15,7 +15,11 @@ export function serveCommand(): Command {
     .option("--data <dir>", "data directory holding the store and signing keys (MDQ_DATA_DIR)")
     .option("--auth-url <url>", "public base URL of the token endpoint (MDQ_AUTH_URL)")
     .option("--base-url <url>", "public base URL of the GraphQL endpoint (MDQ_BASE_URL)")
-    .addHelpText("after", "\nExample:\n  MDQ_REGION=us mdq serve --port 4001 --data /var/lib/mdq/us\n")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  MDQ_REGION=us mdq serve --port 4001 --data /var/lib/mdq/us\n" +
+        "  MDQ_DATABASE_URL=postgres://mdq@db:5432/mdq_us MDQ_REDIS_URL=redis://cache:6379 mdq serve --region us\n",
+    )
     .action(async (flags: Record<string, string | undefined>) => {
       const config = loadConfig(process.env, {
         region: flags["region"],
@@ -25,9 +29,17 @@ export function serveCommand(): Command {
         authUrl: flags["authUrl"],
         baseUrl: flags["baseUrl"],
       });
-      const store = await openDuckDbStore(config.dataDir);
-      const service = await buildService(config, { store });
-      const address = await runService(service);
+      const store = await openStore(config);
+      let service: Service;
+      let address: string;
+      try {
+        service = await buildService(config, { store });
+        address = await runService(service);
+      } catch (error) {
+        // The store's connections would keep a failed start alive: close them so `mdq` exits.
+        await store.close().catch(() => {});
+        throw error;
+      }
       service.app.log.info({ address, region: config.region }, "MDQ serving");
     });
 }

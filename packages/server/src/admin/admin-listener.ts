@@ -1,9 +1,13 @@
 /**
  * The admin API (docs/admin-api.md) on its own Fastify instance, which `mdq serve` binds to
- * loopback only: the public listener never routes to it.
+ * loopback only: the public listener never routes to it. It also serves the Prometheus metrics
+ * at `GET /metrics`, without the admin token (docs/observability.md): scrapers rarely carry one,
+ * and the metrics hold no secret, no client address and nothing an operator could change.
  */
 import Fastify, { type FastifyInstance } from "fastify";
-import { AdminError } from "../errors.js";
+import { AdminError, STORE_UNAVAILABLE_MESSAGE } from "../errors.js";
+import type { ServiceMetrics } from "../observability/metrics.js";
+import { StoreUnavailableError } from "../store/store.js";
 import { adminTokenMatches } from "./admin-token.js";
 import type { RegionAdmin } from "./region-admin.js";
 
@@ -16,11 +20,15 @@ function bodyOf(body: unknown): Body {
   return body as Body;
 }
 
-/** Builds (does not start) the admin listener over `admin`, guarded by `token`. */
+/** The route served without the admin token. */
+const METRICS_ROUTE = "/metrics";
+
+/** Builds (does not start) the admin listener over `admin`, guarded by `token`; `metrics` adds `/metrics`. */
 export function buildAdminListener(
   admin: RegionAdmin,
   token: string,
   logger: FastifyInstance["log"] | false,
+  metrics?: ServiceMetrics,
 ): FastifyInstance {
   const app = Fastify({ loggerInstance: logger === false ? undefined : logger, bodyLimit: 65_536 });
   app.setErrorHandler((error, request, reply) => {
@@ -31,6 +39,12 @@ export function buildAdminListener(
       };
       if (error.details) body.details = error.details;
       return reply.code(error.status).send({ error: body });
+    }
+    if (error instanceof StoreUnavailableError) {
+      return reply
+        .code(503)
+        .header("retry-after", String(error.retryAfterSeconds))
+        .send({ error: { code: "UNAVAILABLE", message: STORE_UNAVAILABLE_MESSAGE } });
     }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 400 && status < 500) {
@@ -47,6 +61,7 @@ export function buildAdminListener(
       .send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url}` } }),
   );
   app.addHook("onRequest", async (request) => {
+    if (metrics && request.routeOptions.url === METRICS_ROUTE && request.method === "GET") return;
     const header = request.headers.authorization ?? "";
     const presented = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
     if (!adminTokenMatches(presented, token))
@@ -76,5 +91,11 @@ export function buildAdminListener(
   app.get("/admin/keys", () => admin.listKeys());
   app.post("/admin/keys/rotate", () => admin.rotateKeys());
   app.get("/admin/status", () => admin.status());
+  if (metrics) {
+    app.get(METRICS_ROUTE, async (_request, reply) => {
+      const { contentType, body } = await metrics.render();
+      return reply.header("content-type", contentType).send(body);
+    });
+  }
   return app;
 }

@@ -4,7 +4,7 @@
  * finds a running service from its data directory alone.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 export const ADMIN_TOKEN_FILE = "admin-token";
@@ -20,6 +20,8 @@ export async function ensureAdminToken(dataDir: string): Promise<string> {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   const token = randomBytes(32).toString("base64url");
+  // With PostgreSQL nothing else creates the data directory: it only holds this and admin.json.
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await writeAtomically(file, `${token}\n`);
   return token;
 }

@@ -1,12 +1,14 @@
 /**
  * What an operator can do to a region: brands, apps, grants, FX rates, loads, publishes, keys and
- * status. The admin API is a thin HTTP layer over this; every change also clears the app cache
- * of this process so that it applies to the next request.
+ * status. The admin API is a thin HTTP layer over this; every change to apps, grants or keys
+ * applies to this process's next request (its app cache is cleared) and is announced on the
+ * change feed, so that the region's other instances apply it at once too.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { isCalendarDate, todayIn } from "../calendar.js";
+import { type Change, type ChangeFeed, SOLO_CHANGE_FEED } from "../cluster/change-feed.js";
 import { AdminError } from "../errors.js";
 import { readFxFile } from "../load/fx-file.js";
 import { LoadFileError } from "../load/load-errors.js";
@@ -62,6 +64,8 @@ export interface RegionAdminOptions {
   apps: AppDirectory;
   region: string;
   timeZone: string;
+  /** Where changes are announced to the region's other instances; none by default. */
+  changes?: ChangeFeed;
 }
 
 function viewOf(app: App): AppView {
@@ -127,6 +131,12 @@ export class RegionAdmin {
 
   private get store(): Store {
     return this.options.store;
+  }
+
+  /** Applies a change to this process at once, and announces it to the other instances. */
+  private async changed(change: Change): Promise<void> {
+    this.options.apps.clear();
+    await (this.options.changes ?? SOLO_CHANGE_FEED).publish(change);
   }
 
   private today(): string {
@@ -227,7 +237,7 @@ export class RegionAdmin {
       previousSecretExpiresAt: grace > 0 ? new Date(Date.now() + grace * 1000) : null,
     };
     await this.store.updateApp(updated);
-    this.options.apps.clear();
+    await this.changed({ kind: "app", appClientId });
     return { app: viewOf(updated), appClientSecret: secret };
   }
 
@@ -237,7 +247,7 @@ export class RegionAdmin {
     if (app.revokedAt) throw new AdminError("CONFLICT", `app ${appClientId} is already revoked`);
     const updated: App = { ...app, revokedAt: new Date() };
     await this.store.updateApp(updated);
-    this.options.apps.clear();
+    await this.changed({ kind: "app", appClientId });
     return { app: viewOf(updated) };
   }
 
@@ -257,7 +267,7 @@ export class RegionAdmin {
     }
     if (change === "add") await this.store.addGrants(brand.brandId, grants);
     else await this.store.removeGrants(brand.brandId, grants);
-    this.options.apps.clear();
+    await this.changed({ kind: "grants", brandId: brand.brandId });
     return this.listGrants(brand.brandId);
   }
 
@@ -352,7 +362,9 @@ export class RegionAdmin {
   }
 
   async rotateKeys(): Promise<{ key: KeyInfo }> {
-    return { key: await this.options.keys.rotate() };
+    const key = await this.options.keys.rotate();
+    await this.changed({ kind: "keys" });
+    return { key };
   }
 
   async status(): Promise<{ region: string; today: string; brands: BrandStatus[] }> {

@@ -1,9 +1,11 @@
 /**
  * The one place GraphQL errors become response bodies: every error gets `extensions.code` from
- * the catalogue; anything unexpected is masked to INTERNAL_SERVER_ERROR, its detail only logged.
+ * the catalogue; a store that cannot answer becomes SERVICE_UNAVAILABLE (503, `Retry-After`);
+ * anything unexpected is masked to INTERNAL_SERVER_ERROR, its detail only logged.
  */
 import type { GraphQLError, GraphQLFormattedError } from "graphql";
-import { type ErrorCode, GRAPHQL_ERROR_CODES, MdqError } from "../errors.js";
+import { type ErrorCode, GRAPHQL_ERROR_CODES, MdqError, STORE_UNAVAILABLE_MESSAGE } from "../errors.js";
+import { StoreUnavailableError } from "../store/store.js";
 
 interface Logger {
   error(object: unknown, message: string): void;
@@ -31,6 +33,7 @@ const VARIABLE_COERCION =
 export function codeOf(error: GraphQLError): ErrorCode {
   const original = error.originalError as (Error & { extensions?: Record<string, unknown> }) | undefined;
   if (original instanceof MdqError) return original.code;
+  if (original instanceof StoreUnavailableError) return "SERVICE_UNAVAILABLE";
   if (isErrorCode(error.extensions?.["code"])) return error.extensions["code"] as ErrorCode;
   if (isErrorCode(original?.extensions?.["code"])) return original.extensions["code"] as ErrorCode;
   if (error.path === undefined || error.path.length === 0) {
@@ -50,6 +53,7 @@ export function codeOf(error: GraphQLError): ErrorCode {
 /** The message shown for an error: graphql-js's own, except where its wording is internal. */
 function messageOf(error: GraphQLError, code: ErrorCode): string {
   if (!GRAPHQL_ERROR_CODES[code].exposeMessage) return "Internal server error";
+  if (error.originalError instanceof StoreUnavailableError) return STORE_UNAVAILABLE_MESSAGE;
   const tokens = TOO_MANY_TOKENS.exec(error.message);
   if (tokens) return `the query has more than ${tokens[1]} tokens; at most ${tokens[1]} are allowed`;
   if (error.message === VALIDATION_ABORTED) {
@@ -60,20 +64,26 @@ function messageOf(error: GraphQLError, code: ErrorCode): string {
 
 /**
  * Formats `errors` for the response; returns the HTTP status they call for: 500 when something
- * failed unexpectedly (clients retry 5xx), else 403 when data outside the grants was asked for,
+ * failed unexpectedly (clients retry 5xx), else 503 when the store could not answer (with the
+ * `Retry-After` seconds it asked for), else 403 when data outside the grants was asked for,
  * else 200.
  */
 export function formatErrors(
   errors: readonly GraphQLError[],
   log: Logger,
-): { status: number; errors: GraphQLFormattedError[] } {
+): { status: number; errors: GraphQLFormattedError[]; retryAfterSeconds?: number } {
   let status = 200;
+  let retryAfterSeconds: number | undefined;
   const formatted = errors.map((error) => {
     const code = codeOf(error);
     const catalogued = GRAPHQL_ERROR_CODES[code];
     if (!catalogued.exposeMessage)
       log.error({ err: error.originalError ?? error, path: error.path }, "resolver failed");
     if (code === "FORBIDDEN" && status === 200) status = 403;
+    if (error.originalError instanceof StoreUnavailableError) {
+      retryAfterSeconds = Math.max(retryAfterSeconds ?? 1, error.originalError.retryAfterSeconds);
+      if (status !== 500) status = 503;
+    }
     if (code === "INTERNAL_SERVER_ERROR") status = 500;
     const body: {
       message: string;
@@ -88,5 +98,7 @@ export function formatErrors(
     if (error.path) body.path = [...error.path];
     return body;
   });
-  return { status, errors: formatted };
+  return retryAfterSeconds === undefined
+    ? { status, errors: formatted }
+    : { status, errors: formatted, retryAfterSeconds };
 }

@@ -34,7 +34,7 @@ interface WindowCounts {
 }
 
 /** Slack for floating-point error, so that a client retrying exactly on time is let through. */
-const EPSILON = 1e-9;
+export const EPSILON = 1e-9;
 
 /**
  * Computes a decision from the counts of the current and previous fixed windows; `current`

@@ -1,5 +1,13 @@
 /**
- * The region's token signing keys, kept in `<dataDir>/signing-keys.json` (mode 0600).
+ * The region's token signing keys. The ring is one JSON document, kept in
+ * `<dataDir>/signing-keys.json` (mode 0600) for the embedded store, or in the store itself when
+ * several instances share it (PostgreSQL), so that every instance signs and verifies with the
+ * same keys. Every write is a compare-and-set on the document read before it, so two instances
+ * starting on an empty database, or rotating at once, never end up with two rings.
+ *
+ * Instances learn of another's rotation three ways: the change feed (at once), a reload when a
+ * token names an unknown `kid` (throttled), and a periodic reload (every 30 s by default), which
+ * bounds the delay when a message is lost.
  * Imported key objects are cached: re-importing a key per signature costs ~10× on Node 20.
  */
 import { randomUUID } from "node:crypto";
@@ -9,6 +17,14 @@ import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 
 
 /** The JWS algorithm of every MDQ access token (pinned at verification). */
 export const SIGNING_ALGORITHM = "EdDSA";
+/** The key ring file of the embedded store, in the data directory. */
+export const KEY_RING_FILE = "signing-keys.json";
+/** How often an instance re-reads the ring by default. */
+export const KEY_RING_REFRESH_SECONDS = 30;
+/** Shortest time between two reloads caused by tokens naming an unknown `kid`. */
+const UNKNOWN_KID_RELOAD_MS = 5_000;
+/** Attempts of a compare-and-set write before giving up (only under concurrent rotations). */
+const WRITE_ATTEMPTS = 5;
 
 interface StoredKey {
   kid: string;
@@ -35,24 +51,158 @@ export interface KeyInfo {
   active: boolean;
 }
 
+/** Where the ring's document lives. */
+export interface KeyRingStorage {
+  /** The document, or undefined when no ring was written yet. */
+  read(): Promise<string | undefined>;
+  /**
+   * Writes `next` only if the stored document is still `expected` (undefined: no document yet);
+   * returns whether it wrote.
+   */
+  replace(expected: string | undefined, next: string): Promise<boolean>;
+}
+
+/** What a shared store offers for the ring (see `Store.readKeyRing`). */
+export interface KeyRingStore {
+  readKeyRing?(): Promise<string | undefined>;
+  writeKeyRing?(document: string): Promise<void>;
+  /**
+   * Atomic compare-and-set: writes `next` only if the stored document is still `expected`
+   * (undefined: none yet); returns whether it wrote.
+   */
+  swapKeyRing?(expected: string | undefined, next: string): Promise<boolean>;
+}
+
+/** Why the ring was reloaded (the `reason` of `mdq_signing_key_reloads_total`). */
+export type KeyReloadReason = "periodic" | "unknown_kid" | "change";
+
+export interface KeyRingOptions {
+  /** Reload period in seconds; 0 turns the periodic reload off. Default 30. */
+  refreshSeconds?: number;
+  /** Called after every reload that read the storage. */
+  onReload?: (reason: KeyReloadReason) => void;
+  /** Called when a periodic reload fails (the ring keeps its keys). */
+  onRefreshError?: (error: unknown) => void;
+}
+
+/** Serialises writes to one file within this process (the embedded store has one process). */
+const fileLocks = new Map<string, Promise<unknown>>();
+
+/** The ring in `<dataDir>/signing-keys.json`. */
+export function fileKeyRingStorage(dataDir: string): KeyRingStorage {
+  const file = join(dataDir, KEY_RING_FILE);
+  const read = async (): Promise<string | undefined> => {
+    try {
+      return await readFile(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  };
+  return {
+    read,
+    async replace(expected, next) {
+      const previous = fileLocks.get(file) ?? Promise.resolve();
+      const write = previous.then(async () => {
+        if ((await read()) !== expected) return false;
+        await mkdir(dataDir, { recursive: true });
+        const temporary = `${file}.${process.pid}.tmp`;
+        await writeFile(temporary, next, { mode: 0o600 });
+        await rename(temporary, file);
+        return true;
+      });
+      const settled = write.catch(() => undefined);
+      fileLocks.set(file, settled);
+      void settled.then(() => {
+        if (fileLocks.get(file) === settled) fileLocks.delete(file);
+      });
+      return write;
+    },
+  };
+}
+
+/**
+ * The ring kept in a shared store. With `swapKeyRing` every write is atomic; a store with only
+ * `writeKeyRing` gets a check before and a read-back after the write, which narrows (but cannot
+ * close) the window in which two instances' writes cross.
+ */
+export function storeKeyRingStorage(
+  store: Required<Pick<KeyRingStore, "readKeyRing" | "writeKeyRing">> & KeyRingStore,
+): KeyRingStorage {
+  return {
+    read: () => store.readKeyRing(),
+    async replace(expected, next) {
+      if (store.swapKeyRing) return store.swapKeyRing(expected, next);
+      if ((await store.readKeyRing()) !== expected) return false;
+      await store.writeKeyRing(next);
+      const written = await store.readKeyRing();
+      return written !== undefined && fingerprint(written) === fingerprint(next);
+    },
+  };
+}
+
+/** The store's ring when the store keeps one (PostgreSQL), else the file in `dataDir`. */
+export function keyRingStorageFor(store: KeyRingStore, dataDir: string): KeyRingStorage {
+  const { readKeyRing, writeKeyRing } = store;
+  if (readKeyRing && writeKeyRing) {
+    return storeKeyRingStorage({
+      readKeyRing: readKeyRing.bind(store),
+      writeKeyRing: writeKeyRing.bind(store),
+      ...(store.swapKeyRing ? { swapKeyRing: store.swapKeyRing.bind(store) } : {}),
+    });
+  }
+  return fileKeyRingStorage(dataDir);
+}
+
 /** The set of signing keys of a region: one active signer, older ones kept for verification. */
 export class KeyRing {
+  private keys: LoadedKey[] = [];
+  /** The document the keys were read from (a reload that reads the same one does nothing). */
+  private document: string | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private unknownKidReloadAt = Number.NEGATIVE_INFINITY;
+  private pendingReload: Promise<void> | undefined;
+
   private constructor(
-    private readonly file: string,
-    private keys: LoadedKey[],
+    private readonly storage: KeyRingStorage,
     private readonly tokenLifetimeSeconds: number,
+    private readonly options: KeyRingOptions,
   ) {}
 
-  /** Opens the key ring in `dataDir`, creating a first key when there is none. */
-  static async open(dataDir: string, tokenLifetimeSeconds: number): Promise<KeyRing> {
-    const file = join(dataDir, "signing-keys.json");
-    const ring = new KeyRing(file, [], tokenLifetimeSeconds);
-    const stored = await readKeys(file);
-    if (stored.length === 0) {
-      await mkdir(dataDir, { recursive: true });
-      await ring.rotate();
-    } else {
-      ring.keys = await Promise.all(stored.map(importStoredKey));
+  /**
+   * Opens the key ring (a data directory, for its `signing-keys.json`, or any storage), creating
+   * a first key when there is none, and starts the periodic reload.
+   * @example const keys = await KeyRing.open(keyRingStorageFor(store, dataDir), 3600);
+   */
+  static async open(
+    source: string | KeyRingStorage,
+    tokenLifetimeSeconds: number,
+    options: KeyRingOptions = {},
+  ): Promise<KeyRing> {
+    const storage = typeof source === "string" ? fileKeyRingStorage(source) : source;
+    const ring = new KeyRing(storage, tokenLifetimeSeconds, options);
+    for (let attempt = 1; ; attempt += 1) {
+      const document = await storage.read();
+      if (document !== undefined) {
+        await ring.adopt(document);
+        break;
+      }
+      const first = await newKey(new Date());
+      const created = serialise([first.stored]);
+      if (await storage.replace(undefined, created)) {
+        ring.keys = [first];
+        ring.document = created;
+        break;
+      }
+      // Another instance created the ring first: the next pass adopts it.
+      if (attempt >= WRITE_ATTEMPTS) throw new Error("could not create the signing key ring");
+    }
+    const refreshSeconds = options.refreshSeconds ?? KEY_RING_REFRESH_SECONDS;
+    if (refreshSeconds > 0) {
+      ring.refreshTimer = setInterval(() => {
+        ring.reload("periodic").catch((error: unknown) => options.onRefreshError?.(error));
+      }, refreshSeconds * 1000);
+      ring.refreshTimer.unref();
     }
     return ring;
   }
@@ -90,42 +240,87 @@ export class KeyRing {
     }));
   }
 
-  /** Adds a new active key and retires the previous one; keys no longer needed are dropped. */
+  /**
+   * Adds a new active key and retires the previous one; keys no longer needed are dropped.
+   * Starts from the stored ring (another instance may have rotated since this one read it).
+   */
   async rotate(now = new Date()): Promise<KeyInfo> {
-    const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
-    const stored: StoredKey = {
-      kid: randomUUID(),
-      alg: SIGNING_ALGORITHM,
-      createdAt: now.toISOString(),
-      retiredAt: null,
-      publicJwk: await exportJWK(publicKey),
-      privateJwk: await exportJWK(privateKey),
-    };
-    const kept = this.keys
-      .map((key) =>
-        key.stored.retiredAt === null
-          ? { ...key, stored: { ...key.stored, retiredAt: now.toISOString() } }
-          : key,
-      )
-      .filter((key) => this.stillVerifies(key.stored, now.getTime()));
-    const next = [{ stored, privateKey, publicKey }, ...kept];
-    await writeKeys(
-      this.file,
-      next.map((key) => key.stored),
-    );
-    this.keys = next;
-    return this.list()[0]!;
+    for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
+      const current = await this.storage.read();
+      const stored = current === undefined ? [] : parse(current);
+      const fresh = await newKey(now);
+      const kept = stored
+        .map((key) => (key.retiredAt === null ? { ...key, retiredAt: now.toISOString() } : key))
+        .filter((key) => this.stillVerifies(key, now.getTime()));
+      const next = serialise([fresh.stored, ...kept]);
+      if (await this.storage.replace(current, next)) {
+        await this.adopt(next, [fresh]);
+        return this.list()[0]!;
+      }
+    }
+    throw new Error("the signing key ring kept changing during rotation; try again");
   }
 
-  /** Re-reads the key file (another process may have rotated). */
-  async reload(): Promise<void> {
-    const stored = await readKeys(this.file);
-    if (stored.length > 0) this.keys = await Promise.all(stored.map(importStoredKey));
+  /** Re-reads the ring (another instance or process may have rotated). */
+  async reload(reason: KeyReloadReason = "change"): Promise<void> {
+    const document = await this.storage.read();
+    this.options.onReload?.(reason);
+    if (document !== undefined && document !== this.document) await this.adopt(document);
+  }
+
+  /**
+   * Reloads the ring when `kid` is not in it, at most once per 5 s (a flood of tokens with made-up
+   * `kid`s must not become a flood of reads); returns whether the ring knows `kid` afterwards.
+   */
+  async reloadForUnknownKid(kid: string, now = Date.now()): Promise<boolean> {
+    if (this.knows(kid)) return true;
+    if (!this.pendingReload && now - this.unknownKidReloadAt >= UNKNOWN_KID_RELOAD_MS) {
+      this.unknownKidReloadAt = now;
+      this.pendingReload = this.reload("unknown_kid").finally(() => {
+        this.pendingReload = undefined;
+      });
+    }
+    if (this.pendingReload) await this.pendingReload.catch(() => undefined);
+    return this.knows(kid);
+  }
+
+  /** Stops the periodic reload. */
+  close(): void {
+    clearInterval(this.refreshTimer);
+  }
+
+  private knows(kid: string): boolean {
+    return this.keys.some((key) => key.stored.kid === kid);
+  }
+
+  /** Takes the keys of `document`, reusing already imported key objects (a kid never changes keys). */
+  private async adopt(document: string, imported: LoadedKey[] = []): Promise<void> {
+    const known = new Map([...this.keys, ...imported].map((key) => [key.stored.kid, key]));
+    this.keys = await Promise.all(
+      parse(document).map(async (stored) => {
+        const loaded = known.get(stored.kid);
+        return loaded ? { ...loaded, stored } : importStoredKey(stored);
+      }),
+    );
+    this.document = document;
   }
 
   private stillVerifies(stored: StoredKey, now: number): boolean {
     return stored.retiredAt === null || Date.parse(stored.retiredAt) + this.tokenLifetimeSeconds * 1000 > now;
   }
+}
+
+async function newKey(now: Date): Promise<LoadedKey> {
+  const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
+  const stored: StoredKey = {
+    kid: randomUUID(),
+    alg: SIGNING_ALGORITHM,
+    createdAt: now.toISOString(),
+    retiredAt: null,
+    publicJwk: await exportJWK(publicKey),
+    privateJwk: await exportJWK(privateKey),
+  };
+  return { stored, privateKey, publicKey };
 }
 
 async function importStoredKey(stored: StoredKey): Promise<LoadedKey> {
@@ -136,18 +331,17 @@ async function importStoredKey(stored: StoredKey): Promise<LoadedKey> {
   };
 }
 
-async function readKeys(file: string): Promise<StoredKey[]> {
-  try {
-    const parsed = JSON.parse(await readFile(file, "utf8")) as { keys: StoredKey[] };
-    return parsed.keys;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
+function parse(document: string): StoredKey[] {
+  return (JSON.parse(document) as { keys: StoredKey[] }).keys;
 }
 
-async function writeKeys(file: string, keys: StoredKey[]): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify({ keys }, null, 2)}\n`, { mode: 0o600 });
-  await rename(temporary, file);
+function serialise(keys: StoredKey[]): string {
+  return `${JSON.stringify({ keys }, null, 2)}\n`;
+}
+
+/** What identifies a ring's state whatever its formatting: its kids and when each retired. */
+function fingerprint(document: string): string {
+  return parse(document)
+    .map((key) => `${key.kid}:${key.retiredAt ?? "active"}`)
+    .join(",");
 }

@@ -1,11 +1,19 @@
 /**
  * The one place errors become HTTP responses: OAuth errors in RFC 6749 §5.2 shape on the token
  * endpoint, GraphQL-shaped `{"errors":[{"message","extensions":{"code"}}]}` everywhere else.
- * Framework errors (bad JSON, body too large, …) get a catalogue code; anything unexpected is
- * masked and logged, never a stack trace.
+ * Framework errors (bad JSON, body too large, …) get a catalogue code; a store that cannot answer
+ * gets 503 with `Retry-After` (`temporarily_unavailable` / `SERVICE_UNAVAILABLE`, the shapes of a
+ * draining service); anything unexpected is masked and logged, never a stack trace.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type ErrorCode, MdqError, OAuthError, type OAuthErrorCode } from "../errors.js";
+import {
+  type ErrorCode,
+  MdqError,
+  OAuthError,
+  type OAuthErrorCode,
+  STORE_UNAVAILABLE_MESSAGE,
+} from "../errors.js";
+import { StoreUnavailableError } from "../store/store.js";
 
 /** Which error shape a route answers with. */
 export type Protocol = "oauth" | "graphql";
@@ -48,6 +56,13 @@ export function installErrorResponses(app: FastifyInstance): void {
     for (const [name, value] of Object.entries((error as MdqError).headers ?? {})) reply.header(name, value);
     if (error instanceof OAuthError) return sendOAuthError(reply, error.status, error.error, error.message);
     if (error instanceof MdqError) return sendGraphQLError(reply, error.status, error.code, error.message);
+    if (error instanceof StoreUnavailableError) {
+      reply.header("retry-after", String(error.retryAfterSeconds));
+      if (protocolOf(request) === "oauth") {
+        return sendOAuthError(reply, 503, "temporarily_unavailable", STORE_UNAVAILABLE_MESSAGE);
+      }
+      return sendGraphQLError(reply, 503, "SERVICE_UNAVAILABLE", STORE_UNAVAILABLE_MESSAGE);
+    }
     const status = (error as FastifyError).statusCode ?? 500;
     if (status >= 400 && status < 500) {
       const message = FRAMEWORK_MESSAGES[(error as FastifyError).code] ?? "the request is malformed";

@@ -10,8 +10,11 @@
  *   their sum is converted at once, to 10⁻⁸ (half-even) — sums, then rounds the sum half-even to
  *   T's minor unit.
  * The rate of a day is that day's rate, else the latest earlier one; EUR's rate is 1.
+ *
+ * The SQL is written once for every engine; what differs (placeholders, date functions, the
+ * wide integer type, the per-day rate table) comes from a `SqlDialect`.
  */
-import { BASE_CURRENCY, CURRENCIES, type CurrencyCode } from "../currencies.js";
+import { BASE_CURRENCY, CURRENCIES, CURRENCY_CODES, type CurrencyCode } from "../currencies.js";
 import type {
   AggregateQuery,
   AggregateSortField,
@@ -23,8 +26,9 @@ import type {
   RowScope,
   SortEntry,
 } from "./query-request.js";
+import { DUCKDB_DIALECT, type SqlDialect } from "./sql-dialect.js";
 
-/** SQL text with its positional (`?`) parameters. */
+/** SQL text with its positional parameters (`?` or `$n`, per dialect). */
 export interface PlannedSql {
   sql: string;
   params: (string | number | bigint)[];
@@ -38,6 +42,19 @@ export interface PlannedPage extends PlannedSql {
 /** A planned count: `total` rows (or groups) and `missing_rate`, a sample currency/day lacking a rate. */
 export type PlannedCount = PlannedSql;
 
+/** The parameters of one statement being planned, and the dialect it is written in. */
+class Statement {
+  readonly params: PlannedSql["params"] = [];
+
+  constructor(readonly dialect: SqlDialect) {}
+
+  /** Adds a parameter and returns its placeholder; call in the order placeholders appear. */
+  bind = (value: string | number | bigint): string => {
+    this.params.push(value);
+    return this.dialect.placeholder(this.params.length);
+  };
+}
+
 const MONEY_COLUMNS = { spend: "spend_e4", revenue: "revenue_e4" } as const;
 const METRIC_COLUMNS: Record<Metric, string> = {
   IMPRESSIONS: "impressions",
@@ -48,34 +65,40 @@ const METRIC_COLUMNS: Record<Metric, string> = {
 };
 const MONEY_METRICS: ReadonlySet<Metric> = new Set(["SPEND", "REVENUE"]);
 
-const DIMENSION_EXPRESSIONS: Record<Dimension, { group: string; output: string }> = {
-  DATE_DAY: { group: "r.date", output: "strftime(r.date, '%Y-%m-%d')" },
-  DATE_WEEK: {
-    group: "CAST(date_trunc('week', r.date) AS DATE)",
-    output: "strftime(CAST(date_trunc('week', r.date) AS DATE), '%Y-%m-%d')",
-  },
-  DATE_MONTH: {
-    group: "CAST(date_trunc('month', r.date) AS DATE)",
-    output: "strftime(CAST(date_trunc('month', r.date) AS DATE), '%Y-%m-%d')",
-  },
-  MARKET: { group: "r.market", output: "r.market" },
-  DATA_SOURCE: { group: "r.data_source", output: "r.data_source" },
-  CHANNEL: { group: "r.channel", output: "r.channel" },
-  CAMPAIGN_ID: { group: "r.campaign_id", output: "r.campaign_id" },
-};
+/** The grouping expression of a dimension (a DATE for the date dimensions). */
+function dimensionGroup(dimension: Dimension, dialect: SqlDialect): string {
+  switch (dimension) {
+    case "DATE_DAY":
+      return "r.date";
+    case "DATE_WEEK":
+      return dialect.weekStart("r.date");
+    case "DATE_MONTH":
+      return dialect.monthStart("r.date");
+    case "MARKET":
+      return "r.market";
+    case "DATA_SOURCE":
+      return "r.data_source";
+    case "CHANNEL":
+      return "r.channel";
+    case "CAMPAIGN_ID":
+      return "r.campaign_id";
+  }
+}
 
 /** Builds the WHERE clause restricting rows to the brand, the range, the grants and the filter. */
-function whereClause(scope: RowScope, params: PlannedSql["params"]): string {
-  const conditions = ["r.brand_id = ?", "r.date BETWEEN CAST(? AS DATE) AND CAST(? AS DATE)"];
-  params.push(scope.brandId, scope.from, scope.to);
+function whereClause(scope: RowScope, statement: Statement): string {
+  const { bind } = statement;
+  const conditions = [
+    `r.brand_id = ${bind(scope.brandId)}`,
+    `r.date BETWEEN CAST(${bind(scope.from)} AS DATE) AND CAST(${bind(scope.to)} AS DATE)`,
+  ];
   const inList = (column: string, values: string[]) => {
     // No grants means no rows (rule 1), and `IN ()` is not SQL.
     if (values.length === 0) {
       conditions.push("FALSE");
       return;
     }
-    conditions.push(`${column} IN (${values.map(() => "?").join(", ")})`);
-    params.push(...values);
+    conditions.push(`${column} IN (${values.map(bind).join(", ")})`);
   };
   inList("r.market", scope.markets);
   inList("r.data_source", scope.dataSources);
@@ -84,41 +107,38 @@ function whereClause(scope: RowScope, params: PlannedSql["params"]): string {
   return conditions.join(" AND ");
 }
 
+/** Currencies quoted against the base: every supported one but EUR (whose rate is 1 by definition). */
+const RATED_CURRENCIES = CURRENCY_CODES.filter((code) => code !== BASE_CURRENCY);
+
 /**
- * The per-day rate table for the range: every currency with rates, plus EUR at 1, each day
- * carrying the latest rate on or before it (ASOF).
+ * The per-day rate table for the range: every supported currency, each day carrying the latest
+ * rate on or before it (NULL before its first), plus EUR at 1.
  */
-function dayRatesCte(scope: RowScope, params: PlannedSql["params"]): string {
-  params.push(scope.from, scope.to, BASE_CURRENCY, scope.from, scope.to);
-  return `day_rates AS (
-    SELECT c.currency, d.day, f.rate_e6
-    FROM (SELECT CAST(unnest(generate_series(CAST(? AS DATE), CAST(? AS DATE), INTERVAL 1 DAY)) AS DATE) AS day) d
-    CROSS JOIN (SELECT DISTINCT currency FROM fx_rates) c
-    ASOF LEFT JOIN fx_rates f ON f.currency = c.currency AND d.day >= f.date
-    UNION ALL
-    SELECT ?, CAST(unnest(generate_series(CAST(? AS DATE), CAST(? AS DATE), INTERVAL 1 DAY)) AS DATE), 1000000
+function dayRatesCte(scope: RowScope, statement: Statement): string {
+  return `day_rates AS (${statement.dialect.dayRates(statement.bind, scope, BASE_CURRENCY, RATED_CURRENCIES)}
   )`;
 }
 
 /** Joins of each row to its source-currency rate (`s`) and the target currency's rate (`t`). */
-function rateJoins(currency: CurrencyCode, params: PlannedSql["params"]): string {
-  params.push(currency);
+function rateJoins(currency: CurrencyCode, statement: Statement): string {
   return `LEFT JOIN day_rates s ON s.currency = r.currency AND s.day = r.date
-    LEFT JOIN day_rates t ON t.currency = ? AND t.day = r.date`;
+    LEFT JOIN day_rates t ON t.currency = ${statement.bind(currency)} AND t.day = r.date`;
 }
 
 /** The record's amount converted to the target currency, in minor units (exact, half-even). */
-function convertedMinor(column: string, currency: CurrencyCode): string {
+function convertedMinor(column: string, currency: CurrencyCode, dialect: SqlDialect): string {
   const minorUnits = CURRENCIES[currency].minorUnits;
   const toMinor = 10 ** (4 - minorUnits);
-  return `CASE WHEN r.currency = '${currency}' THEN div_half_even(CAST(r.${column} AS HUGEINT), ${toMinor})
-    ELSE div_half_even(CAST(r.${column} AS HUGEINT) * t.rate_e6, CAST(s.rate_e6 AS HUGEINT) * ${toMinor}) END`;
+  const wide = dialect.wideInteger;
+  return `CASE WHEN r.currency = '${currency}' THEN div_half_even(CAST(r.${column} AS ${wide}), ${toMinor})
+    ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6, CAST(s.rate_e6 AS ${wide}) * ${toMinor}) END`;
 }
 
 /** The record's amount converted to the target currency in 10⁻⁸ units (exact, half-even). */
-function convertedE8(column: string, currency: CurrencyCode): string {
-  return `CASE WHEN r.currency = '${currency}' THEN CAST(r.${column} AS HUGEINT) * 10000
-    ELSE div_half_even(CAST(r.${column} AS HUGEINT) * t.rate_e6 * 10000, CAST(s.rate_e6 AS HUGEINT)) END`;
+function convertedE8(column: string, currency: CurrencyCode, dialect: SqlDialect): string {
+  const wide = dialect.wideInteger;
+  return `CASE WHEN r.currency = '${currency}' THEN CAST(r.${column} AS ${wide}) * 10000
+    ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6 * 10000, CAST(s.rate_e6 AS ${wide})) END`;
 }
 
 /** Condition true for a row whose conversion lacks a rate. */
@@ -127,41 +147,70 @@ function missingRate(currency: CurrencyCode): string {
 }
 
 /** Sample of a missing rate: the currency lacking it and the day, as `CUR YYYY-MM-DD`. */
-function missingRateSample(currency: CurrencyCode): string {
+function missingRateSample(currency: CurrencyCode, dialect: SqlDialect): string {
   return `min(CASE WHEN ${missingRate(currency)}
-    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE '${currency}' END) || ' ' || strftime(r.date, '%Y-%m-%d') END)`;
+    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE '${currency}' END) || ' ' || ${dialect.formatDate("r.date")} END)`;
 }
 
-function money(minorExpression: string, currency: CurrencyCode): string {
+function money(minorExpression: string, currency: CurrencyCode, dialect: SqlDialect): string {
   const minorUnits = CURRENCIES[currency].minorUnits;
-  return `CAST(${minorExpression} AS DOUBLE) / ${10 ** minorUnits}`;
+  return `CAST(${minorExpression} AS ${dialect.double}) / ${10 ** minorUnits}`;
 }
 
-const RECORD_COLUMNS: Record<Exclude<RecordField, "spend" | "revenue" | "currency">, string> = {
-  recordId: "r.record_id",
-  date: "strftime(r.date, '%Y-%m-%d')",
-  market: "r.market",
-  dataSource: "r.data_source",
-  channel: "r.channel",
-  campaignId: "r.campaign_id",
-  campaignName: "r.campaign_name",
-  impressions: "CAST(r.impressions AS DOUBLE)",
-  clicks: "CAST(r.clicks AS DOUBLE)",
-  conversions: "CAST(r.conversions_e4 AS DOUBLE) / 10000",
-};
+/** The output expression of a record field other than money and currency. */
+function recordColumn(
+  field: Exclude<RecordField, "spend" | "revenue" | "currency">,
+  dialect: SqlDialect,
+): string {
+  switch (field) {
+    case "recordId":
+      return "r.record_id";
+    case "date":
+      return dialect.formatDate("r.date");
+    case "market":
+      return "r.market";
+    case "dataSource":
+      return "r.data_source";
+    case "channel":
+      return "r.channel";
+    case "campaignId":
+      return "r.campaign_id";
+    case "campaignName":
+      return "r.campaign_name";
+    case "impressions":
+      return `CAST(r.impressions AS ${dialect.double})`;
+    case "clicks":
+      return `CAST(r.clicks AS ${dialect.double})`;
+    case "conversions":
+      return `CAST(r.conversions_e4 AS ${dialect.double}) / 10000`;
+  }
+}
 
-const RECORD_SORT_KEYS: Record<RecordSortField, (currency: CurrencyCode) => string> = {
-  DATE_DAY: () => "r.date",
-  MARKET: () => "r.market",
-  DATA_SOURCE: () => "r.data_source",
-  CHANNEL: () => "r.channel",
-  CAMPAIGN_ID: () => "r.campaign_id",
-  IMPRESSIONS: () => "r.impressions",
-  CLICKS: () => "r.clicks",
-  CONVERSIONS: () => "r.conversions_e4",
-  SPEND: (currency) => convertedMinor(MONEY_COLUMNS.spend, currency),
-  REVENUE: (currency) => convertedMinor(MONEY_COLUMNS.revenue, currency),
-};
+/** The sort key of a record sort field: stored columns, so that an index can serve the order. */
+function recordSortKey(field: RecordSortField, currency: CurrencyCode, dialect: SqlDialect): string {
+  switch (field) {
+    case "DATE_DAY":
+      return "r.date";
+    case "MARKET":
+      return "r.market";
+    case "DATA_SOURCE":
+      return "r.data_source";
+    case "CHANNEL":
+      return "r.channel";
+    case "CAMPAIGN_ID":
+      return "r.campaign_id";
+    case "IMPRESSIONS":
+      return "r.impressions";
+    case "CLICKS":
+      return "r.clicks";
+    case "CONVERSIONS":
+      return "r.conversions_e4";
+    case "SPEND":
+      return convertedMinor(MONEY_COLUMNS.spend, currency, dialect);
+    case "REVENUE":
+      return convertedMinor(MONEY_COLUMNS.revenue, currency, dialect);
+  }
+}
 
 function recordsNeedRates(query: RecordsQuery): boolean {
   return (
@@ -193,29 +242,31 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
  * rows, reading only the columns needed and the sort keys); the outer query formats and converts
  * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
  */
-export function planRecordsPage(query: RecordsQuery): PlannedPage {
-  const params: PlannedSql["params"] = [];
-  const withRates = recordsNeedRates(query);
+export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedPage {
+  const statement = new Statement(dialect);
+  const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
-  const ctes: string[] = withRates ? [dayRatesCte(query.scope, params)] : [];
+  const ctes: string[] = selectsMoney || sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
   const sourceColumns = new Set(["record_id", "date"]);
   for (const field of query.fields)
     for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
   const sortKeys = query.sort.map((entry, index) => ({
-    expression: `${RECORD_SORT_KEYS[entry.field](query.currency)} AS k${index}`,
+    expression: `${recordSortKey(entry.field, query.currency, dialect)} AS k${index}`,
     direction: entry.direction,
   }));
-  const innerJoins = sortsByMoney ? rateJoins(query.currency, params) : "";
-  const where = whereClause(query.scope, params);
+  const innerJoins = sortsByMoney ? rateJoins(query.currency, statement) : "";
+  const where = whereClause(query.scope, statement);
   const innerSelect = [
     ...[...sourceColumns].map((column) => `r.${column}`),
     ...sortKeys.map((key) => key.expression),
   ];
+  // Qualified keys (`r.k0`) in the outer ORDER BY: a bare name could resolve to an output alias.
   const orderBy = (qualifier: string) =>
     [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
-  params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
+  const limit = statement.bind(query.page.pageSize);
+  const offset = statement.bind((query.page.page - 1) * query.page.pageSize);
   ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
-    ORDER BY ${orderBy("")} LIMIT CAST(? AS BIGINT) OFFSET CAST(? AS BIGINT))`);
+    ORDER BY ${orderBy("")} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))`);
 
   const columns: string[] = [];
   const fields: string[] = [];
@@ -223,47 +274,62 @@ export function planRecordsPage(query: RecordsQuery): PlannedPage {
     if (field === "currency") continue;
     fields.push(field);
     if (field === "spend" || field === "revenue") {
-      columns.push(money(convertedMinor(MONEY_COLUMNS[field], query.currency), query.currency));
+      columns.push(
+        money(convertedMinor(MONEY_COLUMNS[field], query.currency, dialect), query.currency, dialect),
+      );
     } else {
-      columns.push(RECORD_COLUMNS[field]);
+      columns.push(recordColumn(field, dialect));
     }
   }
   if (columns.length === 0) {
     columns.push("r.record_id");
     fields.push("recordId");
   }
-  const outerJoins = withRates ? rateJoins(query.currency, params) : "";
+  // Only converted output needs the rates again; a page sorted by money alone has its order already.
+  const outerJoins = selectsMoney ? rateJoins(query.currency, statement) : "";
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
-    params,
+    params: statement.params,
     fields,
   };
 }
 
-/** Plans the count of `marketingRecords` rows, with the missing-rate check when money is read. */
-export function planRecordsCount(query: RecordsQuery): PlannedCount {
-  const params: PlannedSql["params"] = [];
-  const withRates = recordsNeedRates(query);
-  const cte = withRates ? `WITH ${dayRatesCte(query.scope, params)}` : "";
-  const joins = withRates ? rateJoins(query.currency, params) : "";
-  const where = whereClause(query.scope, params);
-  const missing = withRates ? missingRateSample(query.currency) : "CAST(NULL AS VARCHAR)";
+/**
+ * Plans the count of `marketingRecords` rows, with the missing-rate check when money is read. The
+ * check needs each (currency, day) of the rows once, not each row: rows are counted per pair
+ * first, and only the pairs (at most currencies × days) meet the rate table.
+ */
+export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedCount {
+  const statement = new Statement(dialect);
+  if (!recordsNeedRates(query)) {
+    const where = whereClause(query.scope, statement);
+    return {
+      sql: `SELECT count(*) AS total, CAST(NULL AS VARCHAR) AS missing_rate FROM records r WHERE ${where}`,
+      params: statement.params,
+    };
+  }
+  const rates = dayRatesCte(query.scope, statement);
+  const where = whereClause(query.scope, statement);
+  const joins = rateJoins(query.currency, statement);
   return {
-    sql: `${cte} SELECT count(*) AS total, ${missing} AS missing_rate FROM records r ${joins} WHERE ${where}`,
-    params,
+    sql: `WITH ${rates},
+      pairs AS (SELECT r.currency, r.date, count(*) AS n FROM records r WHERE ${where} GROUP BY r.currency, r.date)
+      SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(query.currency, dialect)} AS missing_rate
+      FROM pairs r ${joins}`,
+    params: statement.params,
   };
 }
 
-function totalExpression(metric: Metric, currency: CurrencyCode): string {
+function totalExpression(metric: Metric, currency: CurrencyCode, dialect: SqlDialect): string {
   const column = METRIC_COLUMNS[metric];
   if (MONEY_METRICS.has(metric)) {
     const minorUnits = CURRENCIES[currency].minorUnits;
-    const sumE8 = `coalesce(sum(${convertedE8(column, currency)}), 0)`;
-    return money(`div_half_even(${sumE8}, ${10 ** (8 - minorUnits)})`, currency);
+    const sumE8 = `coalesce(sum(${convertedE8(column, currency, dialect)}), 0)`;
+    return money(`div_half_even(${sumE8}, ${10 ** (8 - minorUnits)})`, currency, dialect);
   }
-  if (metric === "CONVERSIONS") return `CAST(coalesce(sum(r.${column}), 0) AS DOUBLE) / 10000`;
-  return `CAST(coalesce(sum(r.${column}), 0) AS DOUBLE)`;
+  if (metric === "CONVERSIONS") return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double}) / 10000`;
+  return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double})`;
 }
 
 const DATE_DIMENSIONS: ReadonlySet<Dimension> = new Set(["DATE_DAY", "DATE_WEEK", "DATE_MONTH"]);
@@ -276,16 +342,16 @@ const DATE_DIMENSIONS: ReadonlySet<Dimension> = new Set(["DATE_DAY", "DATE_WEEK"
  * total rounded half-even to the currency's minor unit. The group count and the missing-rate check
  * ride along as window functions.
  */
-export function planAggregatePage(query: AggregateQuery): PlannedPage {
-  const params: PlannedSql["params"] = [];
+export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedPage {
+  const statement = new Statement(dialect);
   const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
-  const ctes: string[] = withRates ? [dayRatesCte(query.scope, params)] : [];
+  const ctes: string[] = withRates ? [dayRatesCte(query.scope, statement)] : [];
   const groups = query.groupBy.map((dimension, index) => ({
     dimension,
-    inner: `${DIMENSION_EXPRESSIONS[dimension].group} AS g${index}`,
+    inner: `${dimensionGroup(dimension, dialect)} AS g${index}`,
     outer: `r.g${index}`,
   }));
-  const where = whereClause(query.scope, params);
+  const where = whereClause(query.scope, statement);
   const partialKeys = [...groups.map((group) => group.inner), "r.currency", "r.date"];
   const partialGroupBy = [...groups.map((_, index) => `${index + 1}`), "r.currency", "r.date"];
   ctes.push(`partial AS (
@@ -296,75 +362,73 @@ export function planAggregatePage(query: AggregateQuery): PlannedPage {
   const columns: string[] = [];
   const fields: string[] = [];
   for (const group of groups) {
-    columns.push(DATE_DIMENSIONS.has(group.dimension) ? `strftime(${group.outer}, '%Y-%m-%d')` : group.outer);
+    columns.push(DATE_DIMENSIONS.has(group.dimension) ? dialect.formatDate(group.outer) : group.outer);
     fields.push(group.dimension);
   }
   for (const metric of query.metrics) {
-    columns.push(totalExpression(metric, query.currency));
+    columns.push(totalExpression(metric, query.currency, dialect));
     fields.push(`TOTAL_${metric}`);
   }
   columns.push("count(*) OVER ()");
   fields.push("__totalCount");
   columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(query.currency)})) OVER ()` : "0");
   fields.push("__missingRateRows");
-  const joins = withRates ? rateJoins(query.currency, params) : "";
+  const joins = withRates ? rateJoins(query.currency, statement) : "";
   const sortKey = (field: AggregateSortField) => {
     if (!field.startsWith("TOTAL_")) return groups.find((group) => group.dimension === field)!.outer;
     const metric = field.slice("TOTAL_".length) as Metric;
     const column = METRIC_COLUMNS[metric];
-    return MONEY_METRICS.has(metric) ? `sum(${convertedE8(column, query.currency)})` : `sum(r.${column})`;
+    return MONEY_METRICS.has(metric)
+      ? `sum(${convertedE8(column, query.currency, dialect)})`
+      : `sum(r.${column})`;
   };
   const order = [
     ...query.sort.map((entry) => `${sortKey(entry.field)} ${entry.direction}`),
     ...groups.map((group) => `${group.outer} ASC`),
   ];
-  params.push(query.page.pageSize, (query.page.page - 1) * query.page.pageSize);
+  const limit = statement.bind(query.page.pageSize);
+  const offset = statement.bind((query.page.page - 1) * query.page.pageSize);
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM partial r ${joins}
       ${groups.length > 0 ? `GROUP BY ${groups.map((group) => group.outer).join(", ")}` : ""}
       ${order.length > 0 ? `ORDER BY ${order.join(", ")}` : ""}
-      LIMIT CAST(? AS BIGINT) OFFSET CAST(? AS BIGINT)`,
-    params,
+      LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT)`,
+    params: statement.params,
     fields,
   };
 }
 
 /** Plans the number of groups of `marketingAggregate` (used when the page itself is empty). */
-export function planAggregateCount(query: AggregateQuery): PlannedCount {
-  const params: PlannedSql["params"] = [];
-  const where = whereClause(query.scope, params);
+export function planAggregateCount(
+  query: AggregateQuery,
+  dialect: SqlDialect = DUCKDB_DIALECT,
+): PlannedCount {
   if (query.groupBy.length === 0)
     return { sql: "SELECT 1 AS total, CAST(NULL AS VARCHAR) AS missing_rate", params: [] };
-  const groupBy = query.groupBy.map((dimension) => DIMENSION_EXPRESSIONS[dimension].group).join(", ");
+  const statement = new Statement(dialect);
+  const where = whereClause(query.scope, statement);
+  const groupBy = query.groupBy.map((dimension) => dimensionGroup(dimension, dialect)).join(", ");
   return {
     sql: `SELECT count(*) AS total, CAST(NULL AS VARCHAR) AS missing_rate
       FROM (SELECT 1 FROM records r WHERE ${where} GROUP BY ${groupBy}) groups`,
-    params,
+    params: statement.params,
   };
 }
 
 /** Plans a search for one sample missing rate of an aggregate (only run when one is known to miss). */
-export function planAggregateMissingRate(query: AggregateQuery): PlannedCount {
-  const params: PlannedSql["params"] = [];
-  const cte = `WITH ${dayRatesCte(query.scope, params)}`;
-  const joins = rateJoins(query.currency, params);
-  const where = whereClause(query.scope, params);
+export function planAggregateMissingRate(
+  query: AggregateQuery,
+  dialect: SqlDialect = DUCKDB_DIALECT,
+): PlannedCount {
+  const statement = new Statement(dialect);
+  const cte = `WITH ${dayRatesCte(query.scope, statement)}`;
+  const joins = rateJoins(query.currency, statement);
+  const where = whereClause(query.scope, statement);
   return {
-    sql: `${cte} SELECT 0 AS total, ${missingRateSample(query.currency)} AS missing_rate FROM records r ${joins} WHERE ${where}`,
-    params,
+    sql: `${cte} SELECT 0 AS total, ${missingRateSample(query.currency, dialect)} AS missing_rate FROM records r ${joins} WHERE ${where}`,
+    params: statement.params,
   };
 }
-
-/**
- * The SQL of `div_half_even(n, d)`: n ÷ d for d > 0, rounded half to even. Integer `//` and `%`
- * truncate toward zero, so a negative n (a refund) is rounded by magnitude and given its sign
- * back: -8.5085 → -9, -25.5 → -26, -8.5 → -8.
- */
-export const DIV_HALF_EVEN_MACRO = `CREATE OR REPLACE MACRO div_half_even(n, d) AS
-  CASE WHEN n >= 0
-    THEN (n // d) + CASE WHEN 2 * (n % d) > d OR (2 * (n % d) = d AND (n // d) % 2 = 1) THEN 1 ELSE 0 END
-    ELSE -((-n // d) + CASE WHEN 2 * (-n % d) > d OR (2 * (-n % d) = d AND (-n // d) % 2 = 1) THEN 1 ELSE 0 END)
-  END`;
 
 export type { SortEntry };

@@ -192,6 +192,11 @@ export interface Store {
   readKeyRing?(): Promise<string | undefined>;
   /** Replaces the key ring's document (see `readKeyRing`). */
   writeKeyRing?(document: string): Promise<void>;
+  /**
+   * A token that changes whenever records or FX rates change (a load, an FX upsert), read cheaply
+   * before a page so answered pages can be cached per generation (page-cache.ts); optional.
+   */
+  dataGeneration?(): Promise<string>;
   /** Answers when the database answers (readiness probe); throws StoreUnavailableError otherwise. */
   ping(): Promise<void>;
 

@@ -263,7 +263,8 @@ export class DuckDbStore implements Store {
   async createApp(app: App): Promise<void> {
     await this.write((connection) =>
       connection.run(
-        `INSERT INTO apps VALUES (?, ?, ?, ?, ?, ${timestampParam(app.previousSecretExpiresAt)}, ?, ?,
+        `INSERT INTO apps VALUES (?, ?, ?, ?, ?, ${timestampParam(app.previousSecretExpiresAt)},
+          ${listParam(app.markets)}, ${listParam(app.dataSources)},
           ${timestampParam(app.revokedAt)}, make_timestamp(CAST(? AS BIGINT) * 1000))`,
         [app.appClientId, app.brandId, app.name, ...appStateParams(app), app.createdAt.getTime()],
       ),
@@ -275,7 +276,8 @@ export class DuckDbStore implements Store {
       connection.run(
         `UPDATE apps SET name = ?, secret_hash = ?, previous_secret_hash = ?,
           previous_secret_expires_at = ${timestampParam(app.previousSecretExpiresAt)},
-          markets = ?, data_sources = ?, revoked_at = ${timestampParam(app.revokedAt)}
+          markets = ${listParam(app.markets)}, data_sources = ${listParam(app.dataSources)},
+          revoked_at = ${timestampParam(app.revokedAt)}
           WHERE app_client_id = ?`,
         [app.name, ...appStateParams(app), app.appClientId],
       ),
@@ -518,21 +520,27 @@ const READINESS_PUBLISHES = `SELECT
 
 /**
  * Parameters of an app's mutable columns, in table order (secret_hash … revoked_at); absent
- * timestamps bind nothing, matching `timestampParam`'s NULL.
+ * timestamps and null or empty lists bind nothing, matching `timestampParam` and `listParam`.
  */
 function appStateParams(app: App): DuckDBValue[] {
   return [
     app.secretHash,
     app.previousSecretHash,
     ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
-    app.markets === null ? null : listValue(app.markets),
-    app.dataSources === null ? null : listValue(app.dataSources),
+    ...(app.markets?.length ? [listValue(app.markets)] : []),
+    ...(app.dataSources?.length ? [listValue(app.dataSources)] : []),
     ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
   ];
 }
 
 function timestampParam(value: Date | null): string {
   return value ? "make_timestamp(CAST(? AS BIGINT) * 1000)" : "NULL";
+}
+
+/** A list column's value: an empty list cannot be bound (its item type would be unknown). */
+function listParam(values: string[] | null): string {
+  if (values === null) return "NULL";
+  return values.length === 0 ? "CAST([] AS VARCHAR[])" : "?";
 }
 
 function dateOrNull(value: unknown): Date | null {

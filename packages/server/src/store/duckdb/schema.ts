@@ -1,5 +1,5 @@
 /** The DuckDB schema of a region's store, applied idempotently when the store opens. */
-import { DIV_HALF_EVEN_MACRO } from "../query-planner.js";
+import { DIV_HALF_EVEN_MACRO } from "../sql-dialect.js";
 
 export const DUCKDB_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS brands (

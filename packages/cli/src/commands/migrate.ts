@@ -1,0 +1,34 @@
+/**
+ * `mdq migrate`: apply the PostgreSQL store's versioned migrations (docs/storage.md). The
+ * connection string is read from MDQ_DATABASE_URL only, never from a flag: a password in argv
+ * would be visible to every user of the machine.
+ */
+import { loadConfig, migrateDatabase } from "@mdq/server";
+import { Command } from "commander";
+import { UsageError } from "../usage-error.js";
+
+export function migrateCommand(): Command {
+  return new Command("migrate")
+    .description("Apply the PostgreSQL schema migrations named by MDQ_DATABASE_URL (safe to run again).")
+    .option("--json", "print the result as JSON")
+    .addHelpText(
+      "after",
+      "\nExample:\n  MDQ_DATABASE_URL=postgres://mdq@db.internal:5432/mdq_uk mdq migrate\n" +
+        "\nThe embedded DuckDB store needs no migration: its schema is applied when it opens.\n",
+    )
+    .action(async (flags: { json?: boolean }) => {
+      const config = loadConfig(process.env);
+      if (config.databaseUrl === null)
+        throw new UsageError("set MDQ_DATABASE_URL to the PostgreSQL database to migrate");
+      const result = await migrateDatabase(config.databaseUrl);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      } else if (result.applied.length === 0) {
+        process.stdout.write(`schema is current (version ${result.current})\n`);
+      } else {
+        process.stdout.write(
+          `applied ${result.applied.join(", ")}; schema is at version ${result.current}\n`,
+        );
+      }
+    });
+}

@@ -1,0 +1,101 @@
+/**
+ * nginx (Debian's package) as the load balancer in front of N instances, run as a child process
+ * with its own prefix directory, so tests see exactly what an operator's proxy does to
+ * `X-Forwarded-For` and to a dead upstream.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Where Debian installs nginx. */
+export const NGINX = "/usr/sbin/nginx";
+
+export interface Nginx {
+  url: string;
+  process: ChildProcess;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The configuration from docs/deployment.md: round-robin over the instances, the client's
+ * address appended to `X-Forwarded-For`, and a request retried on the next instance when one
+ * dies (GraphQL and the token endpoint are safe to retry, hence `non_idempotent`).
+ */
+export function nginxConfig(prefix: string, port: number, upstreams: number[]): string {
+  return `worker_processes 1;
+pid ${join(prefix, "nginx.pid")};
+error_log ${join(prefix, "error.log")} warn;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${join(prefix, "client_body")};
+  proxy_temp_path ${join(prefix, "proxy")};
+  fastcgi_temp_path ${join(prefix, "fastcgi")};
+  uwsgi_temp_path ${join(prefix, "uwsgi")};
+  scgi_temp_path ${join(prefix, "scgi")};
+  upstream mdq {
+${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=1 fail_timeout=5s;`).join("\n")}
+    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://mdq;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_next_upstream error timeout http_502 http_503 non_idempotent;
+      proxy_next_upstream_tries 3;
+    }
+  }
+}
+`;
+}
+
+/** Starts nginx in the foreground on 127.0.0.1:`port` in front of `upstreams`. */
+export async function startNginx(prefix: string, port: number, upstreams: number[]): Promise<Nginx> {
+  if (!existsSync(NGINX)) {
+    throw new Error(
+      `${NGINX} is missing: the load-balancer tests need Debian's nginx (apt-get install nginx-light)`,
+    );
+  }
+  await mkdir(prefix, { recursive: true });
+  const config = join(prefix, "nginx.conf");
+  await writeFile(config, nginxConfig(prefix, port, upstreams));
+  let output = "";
+  const child = spawn(
+    NGINX,
+    ["-p", prefix, "-e", join(prefix, "error.log"), "-c", config, "-g", "daemon off;"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const started = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${output}`);
+    const up = await fetch(`${url}/livez`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() - started > 10_000) throw new Error(`nginx did not answer in 10 s: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    process: child,
+    log: () => output,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * A store that counts what passes through it: rows served by records and aggregate queries
+ * (`mdq_rows_served_total`) and failed calls by kind (`mdq_store_errors_total`), and logs
+ * (throttled) while the database does not answer. It wraps any engine without knowing its
+ * methods, so a method added to `Store` is metered too.
+ */
+import {
+  MissingFxRateError,
+  RecordIdConflictError,
+  type Store,
+  StoreUnavailableError,
+} from "../store/store.js";
+import type { ServiceMetrics, StoreErrorKind } from "./metrics.js";
+import { safeReason, ThrottledWarning, type WarningLogger } from "./throttled-warning.js";
+
+/** Errors that are answers, not failures: a missing FX rate, a load's clashing record ids. */
+function isExpected(error: unknown): boolean {
+  return error instanceof MissingFxRateError || error instanceof RecordIdConflictError;
+}
+
+function kindOf(error: unknown): StoreErrorKind {
+  return error instanceof StoreUnavailableError ? "unavailable" : "other";
+}
+
+const ROW_QUERIES: Record<string, string> = { queryRecords: "records", queryAggregate: "aggregate" };
+
+/** `store`, metered into `metrics`; outages are logged to `log`. */
+export function meteredStore(store: Store, metrics: ServiceMetrics, log?: WarningLogger): Store {
+  const outage = new ThrottledWarning(log, "the store does not answer; requests that need it get 503");
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function" || property === "close") return value;
+      let method = wrapped.get(property);
+      if (!method) {
+        const rowQuery = typeof property === "string" ? ROW_QUERIES[property] : undefined;
+        method = async (...args: unknown[]) => {
+          try {
+            const result = await (value as (...args: unknown[]) => Promise<unknown>).apply(target, args);
+            if (rowQuery)
+              metrics.rowsServed.inc({ query: rowQuery }, (result as { rows: unknown[] }).rows.length);
+            outage.recovered("the store answers again");
+            return result;
+          } catch (error) {
+            if (!isExpected(error)) {
+              const kind = kindOf(error);
+              metrics.storeErrors.inc({ kind });
+              if (kind === "unavailable")
+                outage.warn({ operation: String(property), reason: safeReason(error) });
+            }
+            throw error;
+          }
+        };
+        wrapped.set(property, method);
+      }
+      return method;
+    },
+  });
+}

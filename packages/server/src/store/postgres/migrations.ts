@@ -1,0 +1,199 @@
+/**
+ * The PostgreSQL schema as versioned migrations. `mdq migrate` applies the pending ones, each in
+ * its own transaction and all under one advisory lock, so that several instances (or operators)
+ * migrating at once apply each migration exactly once. The service never migrates: it checks the
+ * version when it starts and refuses to serve an older schema (docs/storage.md).
+ *
+ * A migration, once released, is never edited: a change is a new migration.
+ */
+import type { ClientBase } from "pg";
+import { DIV_HALF_EVEN_FUNCTION } from "../sql-dialect.js";
+
+/** One step of the schema. */
+export interface Migration {
+  version: number;
+  /** snake_case, unique. */
+  name: string;
+  sql: string;
+}
+
+/** Hash partitions of `records` (by brand_id). */
+const RECORD_PARTITIONS = 8;
+
+/**
+ * Text columns that are compared or sorted use the "C" collation: byte order, like DuckDB, so
+ * both engines sort `campaign_id`s and `record_id`s identically (a tie-break by record_id decides
+ * which rows a page holds), and btree comparisons skip locale rules.
+ */
+const INITIAL_SCHEMA = `
+CREATE TABLE brands (
+  brand_id text COLLATE "C" PRIMARY KEY,
+  name text NOT NULL,
+  created_at timestamptz NOT NULL
+);
+
+-- Keyed by brand like every brand-owned table; app_client_id is also unique on its own because
+-- the token endpoint finds an app before it knows the brand.
+CREATE TABLE apps (
+  brand_id text COLLATE "C" NOT NULL,
+  app_client_id text COLLATE "C" NOT NULL UNIQUE,
+  name text NOT NULL,
+  secret_hash text NOT NULL,
+  previous_secret_hash text,
+  previous_secret_expires_at timestamptz,
+  markets text[],
+  data_sources text[],
+  revoked_at timestamptz,
+  created_at timestamptz NOT NULL,
+  PRIMARY KEY (brand_id, app_client_id)
+);
+
+CREATE TABLE grants (
+  brand_id text COLLATE "C" NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('market', 'data_source')),
+  value text COLLATE "C" NOT NULL,
+  PRIMARY KEY (brand_id, kind, value)
+);
+
+-- Region-wide reference data (not brand-owned): a Citus reference table when distributed.
+CREATE TABLE fx_rates (
+  currency text COLLATE "C" NOT NULL,
+  date date NOT NULL,
+  rate_e6 bigint NOT NULL CHECK (rate_e6 > 0),
+  PRIMARY KEY (currency, date)
+);
+-- The rates published inside a query's date range (the per-day rate table's range scan).
+CREATE INDEX fx_rates_date ON fx_rates (date);
+
+-- No primary key, as in DuckDB: uniqueness of (brand_id, record_id) is checked when a file is
+-- validated, and a load checks its ids against the days it leaves alone.
+CREATE TABLE records (
+  brand_id text COLLATE "C" NOT NULL,
+  record_id text COLLATE "C" NOT NULL,
+  date date NOT NULL,
+  market text COLLATE "C" NOT NULL,
+  data_source text COLLATE "C" NOT NULL,
+  channel text COLLATE "C" NOT NULL,
+  campaign_id text COLLATE "C" NOT NULL,
+  campaign_name text COLLATE "C" NOT NULL,
+  impressions bigint NOT NULL,
+  clicks bigint NOT NULL,
+  spend_e4 bigint NOT NULL,
+  conversions_e4 bigint NOT NULL,
+  revenue_e4 bigint NOT NULL,
+  currency text COLLATE "C" NOT NULL
+) PARTITION BY HASH (brand_id);
+${Array.from(
+  { length: RECORD_PARTITIONS },
+  (_, index) =>
+    `CREATE TABLE records_p${index} PARTITION OF records FOR VALUES WITH (MODULUS ${RECORD_PARTITIONS}, REMAINDER ${index});`,
+).join("\n")}
+-- Every read is one brand and a date range; the default sort (date DESC, record_id) walks it.
+-- The filter columns and the currency ride along so that counts and the FX check of a range can
+-- be answered from the index alone once autovacuum has marked the pages all-visible.
+CREATE INDEX records_brand_date ON records (brand_id, date, record_id)
+  INCLUDE (market, data_source, channel, campaign_id, currency);
+-- A load's check that its record ids do not name records on days it leaves alone.
+CREATE INDEX records_brand_record ON records (brand_id, record_id);
+
+CREATE TABLE publishes (
+  brand_id text COLLATE "C" NOT NULL,
+  processing_date date NOT NULL,
+  published_at timestamptz NOT NULL,
+  PRIMARY KEY (brand_id, processing_date)
+);
+
+CREATE TABLE loads (
+  brand_id text COLLATE "C" NOT NULL,
+  load_id text COLLATE "C" NOT NULL,
+  processing_date date NOT NULL,
+  loaded_at timestamptz NOT NULL,
+  source text NOT NULL,
+  rows bigint NOT NULL,
+  first_day date,
+  last_day date,
+  PRIMARY KEY (brand_id, load_id)
+);
+CREATE INDEX loads_brand_processing_date ON loads (brand_id, processing_date);
+CREATE INDEX loads_brand_days ON loads (brand_id, first_day, last_day);
+
+-- The signing key ring, one document shared by every instance of the region.
+CREATE TABLE key_ring (
+  id smallint PRIMARY KEY CHECK (id = 1),
+  document text NOT NULL,
+  updated_at timestamptz NOT NULL
+);
+
+${DIV_HALF_EVEN_FUNCTION};
+`;
+
+/** Every migration, in order. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial_schema", sql: INITIAL_SCHEMA }];
+
+/** How a migration is named in reports: `1_initial_schema`. */
+export function migrationId(migration: Migration): string {
+  return `${migration.version}_${migration.name}`;
+}
+
+/** The version a fully migrated database is at. */
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** Key of the advisory lock held while migrating (any constant unique to MDQ). */
+const MIGRATION_LOCK = 7_237_461_001;
+
+const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version integer PRIMARY KEY,
+  name text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/** The database's schema version: 0 when it was never migrated. */
+export async function schemaVersion(client: ClientBase): Promise<number> {
+  const { rows } = await client.query<{ version: number | null }>(
+    `SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 END AS version`,
+  );
+  if (rows[0]?.version === 0) return 0;
+  const current = await client.query<{ version: number | null }>(
+    "SELECT max(version) AS version FROM schema_migrations",
+  );
+  return current.rows[0]?.version ?? 0;
+}
+
+/**
+ * Applies the pending migrations, each in one transaction, under an advisory lock; returns the
+ * ids of those applied (`1_initial_schema`; none when the schema was current) and the version
+ * reached.
+ */
+export async function applyMigrations(client: ClientBase): Promise<{ applied: string[]; current: number }> {
+  // A migration may run longer than a read is allowed to.
+  await client.query("SET statement_timeout = 0");
+  await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+  try {
+    await client.query(CREATE_MIGRATIONS_TABLE);
+    const done = new Set(
+      (await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map(
+        (row) => row.version,
+      ),
+    );
+    const applied: string[] = [];
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+          migration.version,
+          migration.name,
+        ]);
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+      applied.push(migrationId(migration));
+    }
+    return { applied, current: await schemaVersion(client) };
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => undefined);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The connection pool of a PostgreSQL store: sized by `MDQ_DATABASE_POOL_SIZE`, every statement
+ * bounded by `MDQ_DATABASE_STATEMENT_TIMEOUT_MS` on the server and a little more on the client
+ * (a database that vanished mid-query answers nothing), connecting bounded so that a database
+ * that is down fails fast, and connection errors of idle or checked-out clients absorbed so that
+ * they never crash the process (the next query on such a client fails, and is answered 503).
+ */
+import pg from "pg";
+
+/** How a store connects. */
+export interface PostgresConnectionOptions {
+  /** `postgres://` connection string (may hold a password: never logged, never in a message). */
+  url: string;
+  /** Connections kept by this instance (`MDQ_DATABASE_POOL_SIZE`). */
+  poolSize?: number;
+  /** Longest a statement may run (`MDQ_DATABASE_STATEMENT_TIMEOUT_MS`). */
+  statementTimeoutMs?: number;
+  /** Longest wait for a connection, new or from the pool. */
+  connectTimeoutMs?: number;
+  /** Told about errors of connections nobody was using (the pool replaces them). */
+  onConnectionError?: (error: Error) => void;
+}
+
+const DEFAULT_POOL_SIZE = 10;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** Client-side slack over the server's statement timeout before a query is given up. */
+const CLIENT_TIMEOUT_SLACK_MS = 5_000;
+
+/** Opens (lazily: no connection is made yet) the pool of a store. */
+export function createPostgresPool(options: PostgresConnectionOptions): pg.Pool {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_SLACK_MS,
+    keepAlive: true,
+    application_name: "mdq",
+    // JIT compilation costs tens of milliseconds and pays off only on queries far longer than a
+    // page or a 90-day aggregate; the per-day rate table's estimates could trigger it.
+    options: "-c jit=off",
+  });
+  const report = options.onConnectionError ?? (() => undefined);
+  // An idle client's error arrives here; without a listener it would be thrown.
+  pool.on("error", (error) => report(error));
+  // A checked-out client has no pool listener between its queries: keep one on it for life.
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
+  return pool;
+}
+
+/** Query options for statements exempt from the timeouts (loads and migrations can be long). */
+export const UNBOUNDED_QUERY = { query_timeout: 2_147_483_647 } as const;

@@ -1,0 +1,541 @@
+/**
+ * The PostgreSQL store (`MDQ_DATABASE_URL`): the same behaviour as the DuckDB store, for any
+ * number of service instances sharing one database. The SQL of reads comes from the same query
+ * planner in the PostgreSQL dialect; every brand-owned table is keyed by brand and every query
+ * filtered by it (docs/storage.md).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type pg from "pg";
+import type { PoolClient } from "pg";
+import type { CurrencyCode } from "../../currencies.js";
+import {
+  type PlannedCount,
+  type PlannedPage,
+  planAggregateCount,
+  planAggregateMissingRate,
+  planAggregatePage,
+  planRecordsCount,
+  planRecordsPage,
+} from "../query-planner.js";
+import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
+import { POSTGRES_DIALECT } from "../sql-dialect.js";
+import {
+  type App,
+  type Brand,
+  type BrandDataStatus,
+  type FxRate,
+  type Grants,
+  type LoadOrigin,
+  type LoadSummary,
+  MissingFxRateError,
+  type PageResult,
+  type ReadinessFacts,
+  RecordIdConflictError,
+  type Store,
+  type StoredRecord,
+} from "../store.js";
+import { copyRecords, STAGED_RECORD_COLUMNS } from "./copy-records.js";
+import { LATEST_SCHEMA_VERSION, schemaVersion } from "./migrations.js";
+import { storeError } from "./postgres-errors.js";
+import { createPostgresPool, type PostgresConnectionOptions, UNBOUNDED_QUERY } from "./postgres-pool.js";
+
+type Row = Record<string, unknown>;
+type Params = (string | number | bigint | boolean | Date | string[] | null)[];
+
+/** Raised when the database's schema is not the one this release needs; names what to do. */
+export class SchemaVersionError extends Error {
+  constructor(
+    readonly found: number,
+    readonly expected: number,
+  ) {
+    super(
+      found < expected
+        ? `the PostgreSQL schema is at version ${found}, this release needs ${expected}: run \`mdq migrate\` first`
+        : `the PostgreSQL schema is at version ${found}, newer than this release knows (${expected}): upgrade mdq`,
+    );
+    this.name = "SchemaVersionError";
+  }
+}
+
+/**
+ * Opens the store of a migrated database: connects once to check that it answers and that its
+ * schema is current (SchemaVersionError otherwise; StoreUnavailableError when it is down).
+ * @example const store = await openPostgresStore({ url: config.databaseUrl, poolSize: 10 });
+ */
+export async function openPostgresStore(options: PostgresConnectionOptions): Promise<PostgresStore> {
+  const pool = createPostgresPool(options);
+  try {
+    const client = await pool.connect();
+    try {
+      const version = await schemaVersion(client);
+      if (version !== LATEST_SCHEMA_VERSION) throw new SchemaVersionError(version, LATEST_SCHEMA_VERSION);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw storeError(error);
+  }
+  return new PostgresStore(pool);
+}
+
+/** The PostgreSQL implementation of `Store`. */
+export class PostgresStore implements Store {
+  readonly engine = "postgres" as const;
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** One statement on any pooled connection. */
+  private async rows(sql: string, params: Params = []): Promise<Row[]> {
+    try {
+      return (await this.pool.query(sql, params)).rows;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  /**
+   * Runs `work` in one transaction opened with `begin`. On failure the transaction is rolled back
+   * (a connection that cannot even do that is discarded) and the error mapped.
+   */
+  private async transaction<Result>(
+    begin: string,
+    work: (client: PoolClient) => Promise<Result>,
+  ): Promise<Result> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw storeError(error);
+    }
+    try {
+      await client.query(begin);
+      const result = await work(client);
+      await client.query("COMMIT");
+      client.release();
+      return result;
+    } catch (error) {
+      try {
+        await client.query("ROLLBACK");
+        client.release();
+      } catch {
+        client.release(true);
+      }
+      throw storeError(error);
+    }
+  }
+
+  /**
+   * Runs `read` in one REPEATABLE READ READ ONLY transaction, so that a page, its count and its
+   * data version come from the same snapshot even while a load commits.
+   */
+  private snapshot<Result>(read: (client: PoolClient) => Promise<Result>): Promise<Result> {
+    return this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", read);
+  }
+
+  async findBrand(brandId: string): Promise<Brand | undefined> {
+    const [row] = await this.rows("SELECT brand_id, name, created_at FROM brands WHERE brand_id = $1", [
+      brandId,
+    ]);
+    return row ? toBrand(row) : undefined;
+  }
+
+  async listBrands(): Promise<Brand[]> {
+    return (await this.rows("SELECT brand_id, name, created_at FROM brands ORDER BY brand_id")).map(toBrand);
+  }
+
+  async findApp(appClientId: string): Promise<App | undefined> {
+    const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = $1`, [appClientId]);
+    return row ? toApp(row) : undefined;
+  }
+
+  async listApps(brandId?: string): Promise<App[]> {
+    const rows =
+      brandId === undefined
+        ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
+        : await this.rows(`${APP_SELECT} WHERE brand_id = $1 ORDER BY app_client_id`, [brandId]);
+    return rows.map(toApp);
+  }
+
+  async brandGrants(brandId: string): Promise<Grants> {
+    const rows = await this.rows("SELECT kind, value FROM grants WHERE brand_id = $1 ORDER BY value", [
+      brandId,
+    ]);
+    return {
+      markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
+      dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
+    };
+  }
+
+  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
+    const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
+    const [row] = await this.rows(
+      `SELECT
+        EXISTS (SELECT 1 FROM publishes WHERE brand_id = $1 AND processing_date = CAST($2 AS date)) AS published,
+        (SELECT max(published_at) FROM publishes WHERE brand_id = $1) AS last_processed_at,
+        ${
+          granted
+            ? `(SELECT to_char(max(date), 'YYYY-MM-DD') FROM records
+                WHERE brand_id = $1 AND market = ANY($3) AND data_source = ANY($4))`
+            : "CAST(NULL AS text)"
+        } AS available_through`,
+      granted ? [brandId, processingDate, grants.markets, grants.dataSources] : [brandId, processingDate],
+    );
+    return {
+      published: row?.["published"] === true,
+      lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
+      availableThrough: (row?.["available_through"] as string | null) ?? null,
+    };
+  }
+
+  async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
+    return this.snapshot(async (client) => {
+      const page = await readPage(client, planRecordsPage(query, POSTGRES_DIALECT));
+      const count = await readCount(client, planRecordsCount(query, POSTGRES_DIALECT));
+      if (count.missingRate !== null) throw missingRateError(count.missingRate);
+      const dataVersion = await readDataVersion(client, query.scope);
+      return { rows: withCurrency(page, query.currency), totalCount: count.total, dataVersion };
+    });
+  }
+
+  async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
+    return this.snapshot(async (client) => {
+      const rows = await readPage(client, planAggregatePage(query, POSTGRES_DIALECT));
+      let totalCount: number;
+      const first = rows[0];
+      if (first === undefined) {
+        totalCount = (await readCount(client, planAggregateCount(query, POSTGRES_DIALECT))).total;
+        // A page past the end needs the same conversions as page 1: same answer as records give.
+        if (totalCount > 0 && query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE")) {
+          const sample = await readCount(client, planAggregateMissingRate(query, POSTGRES_DIALECT));
+          if (sample.missingRate !== null) throw missingRateError(sample.missingRate);
+        }
+      } else {
+        totalCount = Number(first["__totalCount"]);
+        if (Number(first["__missingRateRows"]) > 0) {
+          const sample = await readCount(client, planAggregateMissingRate(query, POSTGRES_DIALECT));
+          throw missingRateError(sample.missingRate ?? `${query.currency} ${query.scope.from}`);
+        }
+        for (const row of rows) {
+          delete row["__totalCount"];
+          delete row["__missingRateRows"];
+        }
+      }
+      const dataVersion = await readDataVersion(client, query.scope);
+      return { rows: withCurrency(rows, query.currency), totalCount, dataVersion };
+    });
+  }
+
+  async createBrand(brand: Brand): Promise<void> {
+    await this.rows("INSERT INTO brands (brand_id, name, created_at) VALUES ($1, $2, $3)", [
+      brand.brandId,
+      brand.name,
+      brand.createdAt,
+    ]);
+  }
+
+  async createApp(app: App): Promise<void> {
+    await this.rows(
+      `INSERT INTO apps (app_client_id, brand_id, name, secret_hash, previous_secret_hash,
+        previous_secret_expires_at, markets, data_sources, revoked_at, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [app.appClientId, app.brandId, app.name, ...appStateParams(app), app.createdAt],
+    );
+  }
+
+  async updateApp(app: App): Promise<void> {
+    await this.rows(
+      `UPDATE apps SET name = $2, secret_hash = $3, previous_secret_hash = $4,
+        previous_secret_expires_at = $5, markets = $6, data_sources = $7, revoked_at = $8
+        WHERE app_client_id = $1`,
+      [app.appClientId, app.name, ...appStateParams(app)],
+    );
+  }
+
+  async addGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
+    await this.rows(
+      `INSERT INTO grants (brand_id, kind, value)
+        SELECT CAST($1 AS text), 'market', unnest(CAST($2 AS text[]))
+        UNION ALL SELECT CAST($1 AS text), 'data_source', unnest(CAST($3 AS text[]))
+        ON CONFLICT DO NOTHING`,
+      [brandId, grants.markets ?? [], grants.dataSources ?? []],
+    );
+  }
+
+  async removeGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
+    await this.rows(
+      `DELETE FROM grants WHERE brand_id = $1
+        AND ((kind = 'market' AND value = ANY($2)) OR (kind = 'data_source' AND value = ANY($3)))`,
+      [brandId, grants.markets ?? [], grants.dataSources ?? []],
+    );
+  }
+
+  async upsertFxRates(rates: FxRate[]): Promise<void> {
+    // One row per key (the last wins), as INSERT OR REPLACE gives: ON CONFLICT may not touch a
+    // row twice in one statement.
+    const latest = new Map<string, FxRate>();
+    for (const rate of rates) latest.set(`${rate.currency} ${rate.date}`, rate);
+    const unique = [...latest.values()];
+    await this.rows(
+      `INSERT INTO fx_rates (currency, date, rate_e6)
+        SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS date[]), CAST($3 AS bigint[]))
+        ON CONFLICT (currency, date) DO UPDATE SET rate_e6 = excluded.rate_e6`,
+      [
+        unique.map((rate) => rate.currency),
+        unique.map((rate) => rate.date),
+        unique.map((rate) => rate.rateE6.toString()),
+      ],
+    );
+  }
+
+  /**
+   * In one transaction: the records are streamed with COPY into a temporary table, then — under
+   * a per-brand advisory lock, so loads of one brand from several instances queue — checked for
+   * record ids used on days the load leaves alone, the brand's rows on the loaded days replaced by
+   * them, and the load logged. Readers see the old rows or the new; an error or a crash at any
+   * point changes nothing.
+   */
+  async replaceRecords(
+    brandId: string,
+    records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
+    origin: LoadOrigin = { processingDate: new Date().toISOString().slice(0, 10), source: "api" },
+  ): Promise<LoadSummary> {
+    const summary = await this.transaction("BEGIN", async (client) => {
+      const run = (text: string, values: Params = []) => client.query({ text, values, ...UNBOUNDED_QUERY });
+      await run("SET LOCAL statement_timeout = 0");
+      const staging = `records_staging_${randomBytes(6).toString("hex")}`;
+      await run(
+        `CREATE TEMP TABLE ${staging} (
+          record_id text COLLATE "C", date date, market text COLLATE "C", data_source text COLLATE "C",
+          channel text COLLATE "C", campaign_id text COLLATE "C", campaign_name text COLLATE "C",
+          impressions bigint, clicks bigint, spend_e4 bigint, conversions_e4 bigint, revenue_e4 bigint,
+          currency text COLLATE "C") ON COMMIT DROP`,
+      );
+      const count = await copyRecords(client, staging, records);
+      await run(`ANALYZE ${staging}`);
+      await run("SELECT pg_advisory_xact_lock($1)", [loadLockKey(brandId)]);
+      // A record id names one record of the brand: it may move within the replaced days, but may
+      // not collide with a record on a day this load leaves alone.
+      const clashes = (
+        await run(
+          `SELECT s.record_id, to_char(r.date, 'YYYY-MM-DD') AS kept_day FROM ${staging} s
+            JOIN records r ON r.brand_id = $1 AND r.record_id = s.record_id
+            WHERE r.date NOT IN (SELECT DISTINCT date FROM ${staging}) ORDER BY s.record_id LIMIT 5`,
+          [brandId],
+        )
+      ).rows;
+      if (clashes.length > 0) {
+        throw new RecordIdConflictError(
+          clashes.map((clash) => ({
+            recordId: String(clash["record_id"]),
+            keptDay: String(clash["kept_day"]),
+          })),
+        );
+      }
+      await run(
+        `DELETE FROM records WHERE brand_id = $1 AND date IN (SELECT DISTINCT date FROM ${staging})`,
+        [brandId],
+      );
+      await run(
+        `INSERT INTO records (brand_id, ${STAGED_RECORD_COLUMNS.join(", ")})
+          SELECT $1, ${STAGED_RECORD_COLUMNS.join(", ")} FROM ${staging} ORDER BY date, record_id`,
+        [brandId],
+      );
+      const [range] = (
+        await run(
+          `SELECT to_char(min(date), 'YYYY-MM-DD') AS first_day, to_char(max(date), 'YYYY-MM-DD') AS last_day,
+            count(DISTINCT date) AS days FROM ${staging}`,
+        )
+      ).rows;
+      const firstDay = (range?.["first_day"] as string | null) ?? null;
+      const lastDay = (range?.["last_day"] as string | null) ?? null;
+      const loadId = `load_${randomBytes(8).toString("hex")}`;
+      await run(
+        `INSERT INTO loads (brand_id, load_id, processing_date, loaded_at, source, rows, first_day, last_day)
+          VALUES ($1, $2, CAST($3 AS date), now(), $4, $5, CAST($6 AS date), CAST($7 AS date))`,
+        [brandId, loadId, origin.processingDate, origin.source, count, firstDay, lastDay],
+      );
+      return {
+        loadId,
+        rows: count,
+        days: Number(range?.["days"] ?? 0),
+        from: firstDay,
+        to: lastDay,
+        processingDate: origin.processingDate,
+      };
+    });
+    if (summary.rows > 0) await this.analyzeBrandPartition(brandId);
+    return summary;
+  }
+
+  /**
+   * Refreshes the statistics of the partition holding the brand, so that the first reads after a
+   * load are planned with its new size and days (autovacuum gets there only after 10% of a
+   * partition changed; a plan made without them can be 100× slower). ANALYZE reads a sample of
+   * at most 30 000 rows, so this is cheap at any size. Best effort: the load has committed.
+   */
+  private async analyzeBrandPartition(brandId: string): Promise<void> {
+    try {
+      const [row] = await this.rows(
+        "SELECT tableoid::regclass::text AS partition FROM records WHERE brand_id = $1 LIMIT 1",
+        [brandId],
+      );
+      const partition = row?.["partition"];
+      if (typeof partition === "string" && /^records_p\d+$/.test(partition)) {
+        await this.pool.query({ text: `ANALYZE ${partition}`, ...UNBOUNDED_QUERY });
+      }
+    } catch {
+      // Statistics only steer plans; autovacuum will refresh them.
+    }
+  }
+
+  async hasLoad(brandId: string, processingDate: string): Promise<boolean> {
+    const [row] = await this.rows(
+      "SELECT EXISTS (SELECT 1 FROM loads WHERE brand_id = $1 AND processing_date = CAST($2 AS date)) AS found",
+      [brandId, processingDate],
+    );
+    return row?.["found"] === true;
+  }
+
+  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
+    const [row] = await this.rows(
+      `SELECT
+        (SELECT count(*) FROM records WHERE brand_id = $1) AS rows,
+        (SELECT to_char(min(date), 'YYYY-MM-DD') FROM records WHERE brand_id = $1) AS first_day,
+        (SELECT to_char(max(date), 'YYYY-MM-DD') FROM records WHERE brand_id = $1) AS last_day,
+        (SELECT published_at FROM publishes WHERE brand_id = $1
+          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
+        (SELECT to_char(max(processing_date), 'YYYY-MM-DD') FROM publishes WHERE brand_id = $1) AS last_published_date`,
+      [brandId],
+    );
+    return {
+      rows: Number(row?.["rows"] ?? 0),
+      firstDay: (row?.["first_day"] as string | null) ?? null,
+      lastDay: (row?.["last_day"] as string | null) ?? null,
+      lastPublishedAt: dateOrNull(row?.["last_published_at"]),
+      lastPublishedDate: (row?.["last_published_date"] as string | null) ?? null,
+    };
+  }
+
+  async publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void> {
+    await this.rows(
+      `INSERT INTO publishes (brand_id, processing_date, published_at) VALUES ($1, CAST($2 AS date), $3)
+        ON CONFLICT (brand_id, processing_date) DO UPDATE SET published_at = excluded.published_at`,
+      [brandId, processingDate, publishedAt],
+    );
+  }
+
+  async readKeyRing(): Promise<string | undefined> {
+    const [row] = await this.rows("SELECT document FROM key_ring WHERE id = 1");
+    return row ? String(row["document"]) : undefined;
+  }
+
+  async writeKeyRing(document: string): Promise<void> {
+    await this.rows(
+      `INSERT INTO key_ring (id, document, updated_at) VALUES (1, $1, now())
+        ON CONFLICT (id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at`,
+      [document],
+    );
+  }
+
+  async ping(): Promise<void> {
+    await this.rows("SELECT 1");
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Runs a planned page and names its columns by the fields they fill. */
+async function readPage(client: PoolClient, plan: PlannedPage): Promise<Row[]> {
+  const result = await client.query<unknown[]>({ text: plan.sql, values: plan.params, rowMode: "array" });
+  const rows: Row[] = new Array(result.rows.length);
+  for (let index = 0; index < result.rows.length; index += 1) {
+    const values = result.rows[index]!;
+    const row: Row = {};
+    for (let column = 0; column < plan.fields.length; column += 1) row[plan.fields[column]!] = values[column];
+    rows[index] = row;
+  }
+  return rows;
+}
+
+async function readCount(
+  client: PoolClient,
+  plan: PlannedCount,
+): Promise<{ total: number; missingRate: string | null }> {
+  const [row] = (await client.query(plan.sql, plan.params)).rows;
+  return {
+    total: Number(row?.["total"] ?? 0),
+    missingRate: (row?.["missing_rate"] as string | null) ?? null,
+  };
+}
+
+/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
+async function readDataVersion(client: PoolClient, scope: RowScope): Promise<string> {
+  const [row] = (
+    await client.query(
+      `SELECT count(*) AS loads FROM loads WHERE brand_id = $1
+        AND first_day <= CAST($2 AS date) AND last_day >= CAST($3 AS date)`,
+      [scope.brandId, scope.to, scope.from],
+    )
+  ).rows;
+  return String(Number(row?.["loads"] ?? 0));
+}
+
+/** The advisory lock key of a brand's loads: 64 bits of a hash of its id. */
+function loadLockKey(brandId: string): string {
+  return createHash("sha256").update(`mdq load ${brandId}`).digest().readBigInt64BE(0).toString();
+}
+
+const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
+  previous_secret_expires_at, markets, data_sources, revoked_at, created_at FROM apps`;
+
+/** Parameters of an app's mutable columns: secret_hash … revoked_at. */
+function appStateParams(app: App): Params {
+  return [
+    app.secretHash,
+    app.previousSecretHash,
+    app.previousSecretExpiresAt,
+    app.markets,
+    app.dataSources,
+    app.revokedAt,
+  ];
+}
+
+function dateOrNull(value: unknown): Date | null {
+  return value instanceof Date ? value : null;
+}
+
+function toBrand(row: Row): Brand {
+  return {
+    brandId: String(row["brand_id"]),
+    name: String(row["name"]),
+    createdAt: row["created_at"] as Date,
+  };
+}
+
+function toApp(row: Row): App {
+  return {
+    appClientId: String(row["app_client_id"]),
+    brandId: String(row["brand_id"]),
+    name: String(row["name"]),
+    secretHash: String(row["secret_hash"]),
+    previousSecretHash: (row["previous_secret_hash"] as string | null) ?? null,
+    previousSecretExpiresAt: dateOrNull(row["previous_secret_expires_at"]),
+    markets: (row["markets"] as string[] | null) ?? null,
+    dataSources: (row["data_sources"] as string[] | null) ?? null,
+    revokedAt: dateOrNull(row["revoked_at"]),
+    createdAt: row["created_at"] as Date,
+  };
+}
+
+function withCurrency(rows: Row[], currency: CurrencyCode): Row[] {
+  for (const row of rows) row["currency"] = currency;
+  return rows;
+}
+
+function missingRateError(sample: string): MissingFxRateError {
+  const [currency = "", date = ""] = sample.split(" ");
+  return new MissingFxRateError(currency, date);
+}

@@ -1,0 +1,141 @@
+/**
+ * What differs between the SQL of DuckDB and of PostgreSQL, as far as the query planner cares:
+ * placeholders, date formatting and truncation, the wide integer type of money products, the
+ * per-day rate table, and the definition of `div_half_even`. Everything else the planner emits is
+ * SQL both engines read the same way, so one planner serves both stores.
+ */
+
+/** One engine's spelling of the constructs the planner needs. */
+export interface SqlDialect {
+  readonly engine: "duckdb" | "postgres";
+  /** The placeholder of the `position`-th (1-based) parameter. */
+  placeholder(position: number): string;
+  /** `YYYY-MM-DD` text of a DATE expression. */
+  formatDate(expression: string): string;
+  /** The Monday of the ISO week holding a DATE expression, as a DATE. */
+  weekStart(expression: string): string;
+  /** The first day of the month holding a DATE expression, as a DATE. */
+  monthStart(expression: string): string;
+  /** An integer type wide enough for amount × rate × 10⁴ (HUGEINT, or numeric). */
+  readonly wideInteger: string;
+  /** The 64-bit floating point type. */
+  readonly double: string;
+  /**
+   * The body of the `day_rates` CTE: (currency, day, rate_e6) for every day in [from, to] and
+   * every one of `currencies`, carrying the latest rate on or before the day (NULL when none),
+   * plus the base currency at 1 (rate 1 000 000) on every day. `bind` adds a parameter and
+   * returns its placeholder; parameters must be bound in the order they appear in the text.
+   * `currencies` (never the base) come from the closed list of codes, so they are written as
+   * literals.
+   */
+  dayRates(
+    bind: (value: string) => string,
+    range: { from: string; to: string },
+    base: string,
+    currencies: readonly string[],
+  ): string;
+}
+
+/** DuckDB: `?` placeholders, `strftime`, HUGEINT, and an ASOF join for the rate of each day. */
+export const DUCKDB_DIALECT: SqlDialect = {
+  engine: "duckdb",
+  placeholder: () => "?",
+  formatDate: (expression) => `strftime(${expression}, '%Y-%m-%d')`,
+  weekStart: (expression) => `CAST(date_trunc('week', ${expression}) AS DATE)`,
+  monthStart: (expression) => `CAST(date_trunc('month', ${expression}) AS DATE)`,
+  wideInteger: "HUGEINT",
+  double: "DOUBLE",
+  // The codes present in fx_rates stand in for `currencies`: the same table as far as the rate
+  // joins can tell (a code without rates gives NULL either way; FX files hold only supported
+  // codes, never EUR), and DuckDB plans its ASOF join over a DISTINCT 2.5× faster than over VALUES.
+  dayRates: (bind, { from, to }, base) => `
+    SELECT c.currency, d.day, f.rate_e6
+    FROM (SELECT CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE) AS day) d
+    CROSS JOIN (SELECT DISTINCT currency FROM fx_rates WHERE currency <> ${currencyValue(base)}) c
+    ASOF LEFT JOIN fx_rates f ON f.currency = c.currency AND d.day >= f.date
+    UNION ALL
+    SELECT CAST(${bind(base)} AS VARCHAR), CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE), 1000000`,
+};
+
+/** A currency code as a SQL literal: codes come from the closed list of currencies, never input. */
+function currencyValue(code: string): string {
+  if (!/^[A-Z]{3}$/.test(code)) throw new Error(`not a currency code: ${code}`);
+  return `'${code}'`;
+}
+
+/**
+ * `(VALUES ('AUD' COLLATE "C"), ...)` of currency codes, in PostgreSQL: byte order like the
+ * columns they meet, so sorting and joining them never pays for a locale's collation.
+ */
+function postgresCurrencyValues(currencies: readonly string[]): string {
+  return `(VALUES ${currencies.map((code) => `(${currencyValue(code)} COLLATE "C")`).join(", ")})`;
+}
+
+/**
+ * PostgreSQL: `$n` placeholders, `to_char`, numeric. Dates are truncated as `timestamp` (without
+ * time zone) and days generated as date + integer, so the session's TimeZone cannot move a day.
+ *
+ * The per-day rates carry each currency's rate forward with two window passes over the
+ * (currency, day) grid: the grid is joined to the rates published inside the range (a range scan
+ * of the date index) and to each currency's latest rate on or before its first day (one probe of
+ * the primary key per currency); `known` counts the rates seen so far, so the days sharing a
+ * `known` value share the rate that started them. That costs about a tenth of probing the latest
+ * rate for every currency and day, and does not grow with the length of the FX history.
+ */
+export const POSTGRES_DIALECT: SqlDialect = {
+  engine: "postgres",
+  placeholder: (position) => `$${position}`,
+  formatDate: (expression) => `to_char(${expression}, 'YYYY-MM-DD')`,
+  weekStart: (expression) => `CAST(date_trunc('week', CAST(${expression} AS timestamp)) AS date)`,
+  monthStart: (expression) => `CAST(date_trunc('month', CAST(${expression} AS timestamp)) AS date)`,
+  wideInteger: "numeric",
+  double: "double precision",
+  dayRates: (bind, { from, to }, base, currencies) => {
+    const first = `CAST(${bind(from)} AS date)`;
+    const last = `CAST(${bind(to)} AS date)`;
+    const days = `SELECT ${first} + g.n AS day FROM generate_series(0, ${last} - ${first}) AS g(n)`;
+    const codes = postgresCurrencyValues(currencies);
+    return `
+    SELECT k.currency, k.day, max(k.rate_e6) OVER (PARTITION BY k.currency, k.known) AS rate_e6
+    FROM (
+      SELECT c.currency, d.day, f.rate_e6, count(f.rate_e6) OVER (PARTITION BY c.currency ORDER BY d.day) AS known
+      FROM ${codes} AS c(currency)
+      CROSS JOIN (${days}) d
+      LEFT JOIN (
+        SELECT fx_rates.currency, fx_rates.date, fx_rates.rate_e6 FROM fx_rates
+          WHERE fx_rates.date > ${first} AND fx_rates.date <= ${last}
+        UNION ALL
+        SELECT b.currency, ${first}, l.rate_e6 FROM ${codes} AS b(currency)
+          CROSS JOIN LATERAL (SELECT fx_rates.rate_e6 FROM fx_rates
+            WHERE fx_rates.currency = b.currency AND fx_rates.date <= ${first}
+            ORDER BY fx_rates.date DESC LIMIT 1) l
+      ) f ON f.currency = c.currency AND f.date = d.day
+    ) k
+    UNION ALL
+    SELECT CAST(${bind(base)} AS text), d.day, 1000000 FROM (${days}) d`;
+  },
+};
+
+/**
+ * `div_half_even(n, d)`: n ÷ d for d > 0, rounded half to even. Integer division and remainder
+ * truncate toward zero, so a negative n (a refund) is rounded by magnitude and given its sign
+ * back: -8.5085 → -9, -25.5 → -26, -8.5 → -8.
+ */
+export const DIV_HALF_EVEN_MACRO = `CREATE OR REPLACE MACRO div_half_even(n, d) AS
+  CASE WHEN n >= 0
+    THEN (n // d) + CASE WHEN 2 * (n % d) > d OR (2 * (n % d) = d AND (n // d) % 2 = 1) THEN 1 ELSE 0 END
+    ELSE -((-n // d) + CASE WHEN 2 * (-n % d) > d OR (2 * (-n % d) = d AND (-n // d) % 2 = 1) THEN 1 ELSE 0 END)
+  END`;
+
+/**
+ * The same function in PostgreSQL, over numeric (`div` and `mod` truncate toward zero like
+ * DuckDB's `//` and `%`). A single-SELECT, IMMUTABLE, non-STRICT SQL function, so the planner
+ * inlines it into the query instead of calling it per row.
+ */
+export const DIV_HALF_EVEN_FUNCTION = `CREATE OR REPLACE FUNCTION div_half_even(n numeric, d numeric)
+  RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN n >= 0
+    THEN div(n, d) + CASE WHEN 2 * mod(n, d) > d OR (2 * mod(n, d) = d AND mod(div(n, d), 2) = 1) THEN 1 ELSE 0 END
+    ELSE -(div(-n, d) + CASE WHEN 2 * mod(-n, d) > d OR (2 * mod(-n, d) = d AND mod(div(-n, d), 2) = 1) THEN 1 ELSE 0 END)
+  END
+$$`;

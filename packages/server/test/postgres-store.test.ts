@@ -1,0 +1,244 @@
+/**
+ * What only the PostgreSQL store has (behaviour shared with DuckDB is in
+ * store-conformance.test.ts): versioned migrations under a lock and the start-up check that
+ * refuses an unmigrated database; StoreUnavailableError for a database that is down, a statement
+ * past its timeout and a terminated connection, with no secret in the message and no crash from an
+ * idle connection's error; the key ring shared by instances; and `div_half_even`, the rounding of
+ * all money, agreeing with DuckDB's macro and with exact arithmetic.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { DuckDBInstance } from "@duckdb/node-api";
+import pg from "pg";
+import { loadConfig } from "../src/config.js";
+import { migrateDatabase, openStore } from "../src/store/open-store.js";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrationId } from "../src/store/postgres/migrations.js";
+import { openPostgresStore, SchemaVersionError } from "../src/store/postgres/postgres-store.js";
+import { DIV_HALF_EVEN_MACRO } from "../src/store/sql-dialect.js";
+import { StoreUnavailableError } from "../src/store/store.js";
+import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+
+/** A client of its own on `url`, for what a test does behind the store's back. */
+async function sideClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+/** Exact n ÷ d rounded half to even, for d > 0 (BigInt division truncates toward zero). */
+function divHalfEven(n: bigint, d: bigint): bigint {
+  const magnitude = n < 0n ? -n : n;
+  let quotient = magnitude / d;
+  const twice = 2n * (magnitude % d);
+  if (twice > d || (twice === d && quotient % 2n === 1n)) quotient += 1n;
+  return n < 0n ? -quotient : quotient;
+}
+
+describe("PostgreSQL store", () => {
+  let database: TestDatabase;
+  let dataDir: string;
+
+  before(async () => {
+    database = await createTestDatabase("pgstore");
+    dataDir = await mkdtemp(join(tmpdir(), "mdq-pgstore-"));
+  });
+
+  after(async () => {
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("refuses to open an unmigrated database, telling the operator to run `mdq migrate`", async () => {
+    const config = loadConfig({}, { databaseUrl: database.url, dataDir });
+    await assert.rejects(openStore(config), (error: unknown) => {
+      assert.ok(error instanceof SchemaVersionError);
+      assert.equal(
+        error.message,
+        `the PostgreSQL schema is at version 0, this release needs ${LATEST_SCHEMA_VERSION}: run \`mdq migrate\` first`,
+      );
+      return true;
+    });
+  });
+
+  it("applies each migration exactly once, also when several instances migrate at once", async () => {
+    const results = await Promise.all([1, 2, 3].map(() => migrateDatabase(database.url)));
+    const names = MIGRATIONS.map(migrationId);
+    assert.deepEqual(names, ["1_initial_schema"]);
+    assert.deepEqual(
+      results.map((result) => result.current),
+      [LATEST_SCHEMA_VERSION, LATEST_SCHEMA_VERSION, LATEST_SCHEMA_VERSION],
+    );
+    assert.deepEqual(
+      results.map((result) => result.applied).sort((a, b) => b.length - a.length),
+      [names, [], []],
+    );
+    assert.deepEqual(await migrateDatabase(database.url), { applied: [], current: LATEST_SCHEMA_VERSION });
+    const client = await sideClient(database.url);
+    try {
+      const { rows } = await client.query("SELECT version, name FROM schema_migrations ORDER BY version");
+      assert.deepEqual(
+        rows,
+        MIGRATIONS.map((migration) => ({ version: migration.version, name: migration.name })),
+      );
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("opens PostgreSQL when a database URL is configured, and DuckDB in the data directory otherwise", async () => {
+    const postgres = await openStore(loadConfig({}, { databaseUrl: database.url, dataDir }));
+    const duckdb = await openStore(loadConfig({}, { dataDir }));
+    try {
+      assert.equal(postgres.engine, "postgres");
+      assert.equal(duckdb.engine, "duckdb");
+      await postgres.ping();
+    } finally {
+      await postgres.close();
+      await duckdb.close();
+    }
+  });
+
+  it("fails fast with StoreUnavailableError when the database refuses connections, naming no secret", async () => {
+    const url = "postgres://mdq:s3cret-Passw0rd@127.0.0.1:1/mdq";
+    const started = Date.now();
+    for (const attempt of [() => openPostgresStore({ url }), () => migrateDatabase(url)]) {
+      await assert.rejects(attempt(), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError, String(error));
+        assert.equal(error.message, "PostgreSQL is unavailable: connection refused");
+        assert.equal(error.retryAfterSeconds, 5);
+        return true;
+      });
+    }
+    assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+  });
+
+  it("answers a statement past its timeout with StoreUnavailableError, then recovers", async () => {
+    const store = await openPostgresStore({ url: database.url, statementTimeoutMs: 300 });
+    const locker = await sideClient(database.url);
+    try {
+      await locker.query("BEGIN");
+      await locker.query("LOCK TABLE loads IN ACCESS EXCLUSIVE MODE");
+      await assert.rejects(store.hasLoad("brand-x", "2021-03-01"), {
+        name: "StoreUnavailableError",
+        message: "PostgreSQL is unavailable: a statement ran past the statement timeout and was cancelled",
+      });
+      await locker.query("COMMIT");
+      assert.equal(await store.hasLoad("brand-x", "2021-03-01"), false);
+    } finally {
+      await locker.end();
+      await store.close();
+    }
+  });
+
+  it("survives its connections being terminated: idle ones are replaced, a busy one fails with StoreUnavailableError", async () => {
+    const store = await openPostgresStore({ url: database.url, poolSize: 3 });
+    const admin = await sideClient(database.url);
+    const terminate = () =>
+      admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'mdq'",
+        [database.name],
+      );
+    /** Retries `action` until it succeeds; every failure on the way must be StoreUnavailableError. */
+    const recovers = async <T>(action: () => Promise<T>): Promise<T> => {
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          return await action();
+        } catch (error) {
+          assert.ok(error instanceof StoreUnavailableError, String(error));
+          assert.ok(attempt < 20, "the store did not recover");
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    };
+    try {
+      await Promise.all([store.ping(), store.ping(), store.ping()]);
+      // Idle clients hear of their end as an 'error' event: unhandled, it would end the process.
+      assert.ok((await terminate()).rowCount! >= 1);
+      await recovers(() => store.ping());
+
+      await admin.query("BEGIN");
+      await admin.query("LOCK TABLE loads IN ACCESS EXCLUSIVE MODE");
+      const blocked = store.hasLoad("brand-x", "2021-03-01");
+      blocked.catch(() => undefined);
+      // Terminate the store's connection while its statement waits for the lock.
+      for (let waiting = 0; waiting === 0; ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const { rows } = await admin.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = $1 AND application_name = 'mdq' AND wait_event_type = 'Lock'`,
+          [database.name],
+        );
+        waiting = rows[0].n;
+      }
+      await terminate();
+      await assert.rejects(blocked, (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError, String(error));
+        assert.match(error.message, /^PostgreSQL is unavailable: /);
+        return true;
+      });
+      await admin.query("COMMIT");
+      assert.equal(await recovers(() => store.hasLoad("brand-x", "2021-03-01")), false);
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  });
+
+  it("shares one signing key ring between instances on the same database", async () => {
+    const [first, second] = await Promise.all([
+      openPostgresStore({ url: database.url }),
+      openPostgresStore({ url: database.url }),
+    ]);
+    try {
+      await first.writeKeyRing('{"keys":["first"]}');
+      assert.equal(await second.readKeyRing(), '{"keys":["first"]}');
+      await second.writeKeyRing('{"keys":["first","second"]}');
+      assert.equal(await first.readKeyRing(), '{"keys":["first","second"]}');
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it("rounds with div_half_even exactly as DuckDB's macro and exact arithmetic do, refunds included", async () => {
+    const pairs: [bigint, bigint][] = [];
+    for (let n = -40n; n <= 40n; n += 1n) for (let d = 1n; d <= 8n; d += 1n) pairs.push([n, d]);
+    for (const n of [10n ** 30n + 5n, -(10n ** 30n) - 5n, 123_456_789_012_345_678_901n, -85n * 10n ** 17n])
+      for (const d of [2n, 10n, 100n, 10n ** 18n]) pairs.push([n, d]);
+    const expected = pairs.map(([n, d]) => divHalfEven(n, d).toString());
+
+    const client = await sideClient(database.url);
+    try {
+      const { rows } = await client.query(
+        "SELECT div_half_even(n, d)::text AS q FROM unnest($1::numeric[], $2::numeric[]) WITH ORDINALITY AS t(n, d, i) ORDER BY i",
+        [pairs.map(([n]) => n.toString()), pairs.map(([, d]) => d.toString())],
+      );
+      assert.deepEqual(
+        rows.map((row) => row.q),
+        expected,
+      );
+    } finally {
+      await client.end();
+    }
+
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    try {
+      await connection.run(DIV_HALF_EVEN_MACRO);
+      const values = pairs.map(([n, d]) => `(CAST('${n}' AS HUGEINT), CAST('${d}' AS HUGEINT))`).join(", ");
+      const reader = await connection.runAndReadAll(
+        `SELECT CAST(div_half_even(n, d) AS VARCHAR) AS q FROM (VALUES ${values}) AS t(n, d)`,
+      );
+      assert.deepEqual(
+        reader.getRowObjectsJS().map((row) => row["q"]),
+        expected,
+      );
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+});

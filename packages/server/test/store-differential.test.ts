@@ -1,0 +1,312 @@
+/**
+ * Both storage engines return identical answers (CONTRACT §3 rule 7: "Both storage engines return
+ * identical numbers"): the same demo region is seeded into a DuckDB store and a PostgreSQL store,
+ * a service is built on each, and a few hundred seeded-random GraphQL requests — records and
+ * aggregates in every Currency, every dimension and grouping, sorts, filters, pages (also past
+ * the end), ranges reaching days without FX rates, filters outside the grants — must get
+ * byte-identical response bodies and statuses from both, through HTTP with real tokens.
+ *
+ * Readiness is compared without `lastProcessedAt` (each seeding publishes at its own instant).
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { addDays } from "../src/calendar.js";
+import { loadConfig } from "../src/config.js";
+import { CURRENCY_CODES } from "../src/currencies.js";
+import { planDemo } from "../src/demo/demo-data.js";
+import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
+import { buildService, type Service } from "../src/server.js";
+import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { migrateDatabase } from "../src/store/open-store.js";
+import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
+import { DIMENSIONS, METRICS, RECORD_FIELDS, RECORD_SORT_FIELDS } from "../src/store/query-request.js";
+import type { Store, StoredRecord } from "../src/store/store.js";
+import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+
+const TODAY = "2025-06-01";
+const DAYS = 120;
+const QUERIES = 200;
+const SEED = 20_250_601;
+const CHANNELS = ["search", "social", "display", "video", "shopping", "audio"];
+
+/** mulberry32: a small seeded PRNG, so every run asks the same questions. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+interface Engine {
+  name: string;
+  store: Store;
+  service: Service;
+  credentials: DemoCredentials;
+  tokens: Map<string, string>;
+  dataDir: string;
+}
+
+/** Records on the three days before the demo's FX history starts: their money has no rate. */
+function recordsWithoutRates(firstFxDay: string): StoredRecord[] {
+  return [1, 2, 3].flatMap((back) => {
+    const date = addDays(firstFxDay, -back);
+    return (["GB", "DE", "US"] as const).map((market, index) => ({
+      recordId: `acme-nofx-${date}-${market}`,
+      date,
+      market,
+      dataSource: "google_ads",
+      channel: "search",
+      campaignId: `cmp-acme-nofx-${index}`,
+      campaignName: `No FX ${market}`,
+      impressions: 1_000 * back + index,
+      clicks: 10 * back,
+      spendE4: 123_456n * BigInt(back),
+      conversionsE4: 15_000n,
+      revenueE4: 234_567n,
+      currency: ({ GB: "GBP", DE: "EUR", US: "USD" } as const)[market],
+    }));
+  });
+}
+
+async function startEngine(name: string, store: Store): Promise<Engine> {
+  const dataDir = await mkdtemp(join(tmpdir(), `mdq-differential-${name}-`));
+  const config = loadConfig(
+    {},
+    {
+      region: "uk",
+      authUrl: "http://uk.auth.test",
+      baseUrl: "http://uk.api.test",
+      rateLimitMax: 1_000_000,
+      logLevel: "silent",
+      dataDir,
+    },
+  );
+  const credentials = await seedDemoRegion(store, {
+    region: config.region,
+    authUrl: config.authUrl,
+    baseUrl: config.baseUrl,
+    today: TODAY,
+    days: DAYS,
+  });
+  const firstFxDay = planDemo({ today: TODAY, days: DAYS }).fxRates[0]!.date;
+  await store.replaceRecords("brand-acme", recordsWithoutRates(firstFxDay), {
+    processingDate: TODAY,
+    source: "differential test",
+  });
+  const service = await buildService(config, { store, keyRefreshSeconds: 0 });
+  const tokens = new Map<string, string>();
+  for (const app of credentials.apps) {
+    const response = await service.app.inject({
+      method: "POST",
+      url: "/oauth2/token",
+      headers: {
+        authorization: `Basic ${Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      payload: "grant_type=client_credentials&scope=api_data%2Fread",
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    tokens.set(app.appClientId, response.json().access_token);
+  }
+  return { name, store, service, credentials, tokens, dataDir };
+}
+
+interface Request {
+  appClientId: string;
+  query: string;
+  variables: Record<string, unknown>;
+}
+
+async function ask(engine: Engine, request: Request): Promise<{ status: number; body: string }> {
+  const response = await engine.service.app.inject({
+    method: "POST",
+    url: "/graphql",
+    headers: {
+      authorization: `Bearer ${engine.tokens.get(request.appClientId)}`,
+      "content-type": "application/json",
+    },
+    payload: JSON.stringify({ query: request.query, variables: request.variables }),
+  });
+  return { status: response.statusCode, body: response.body };
+}
+
+/** The request generator: every choice drawn from `random`. */
+function requests(
+  random: () => number,
+  apps: DemoCredentials["apps"],
+  campaigns: Map<string, string[]>,
+  firstFxDay: string,
+): Request[] {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const chance = (p: number) => random() < p;
+  const subset = <T>(items: readonly T[], min = 1): T[] => {
+    const chosen = items.filter(() => chance(0.5));
+    while (chosen.length < min) {
+      const item = pick(items);
+      if (!chosen.includes(item)) chosen.push(item);
+    }
+    return random() < 0.5 ? chosen : chosen.reverse();
+  };
+  const shuffled = <T>(items: readonly T[]): T[] =>
+    items
+      .map((item) => ({ item, key: random() }))
+      .sort((a, b) => a.key - b.key)
+      .map((entry) => entry.item);
+  const earliest = addDays(firstFxDay, -8);
+  const span = DAYS + 20;
+  const list: Request[] = [];
+  for (let index = 0; index < QUERIES; index += 1) {
+    const app = pick(apps);
+    const from = chance(0.15)
+      ? addDays(earliest, Math.floor(random() * 12))
+      : addDays(earliest, Math.floor(random() * span));
+    const to = addDays(from, Math.floor(random() * (chance(0.5) ? 90 : 30)));
+    const variables: Record<string, unknown> = { c: app.brandClientId, r: { from, to } };
+    if (chance(0.8)) variables["cur"] = pick(CURRENCY_CODES);
+    if (chance(0.6))
+      variables["p"] = { page: pick([1, 1, 1, 1, 2, 3]), pageSize: pick([1000, 1000, 1500, 5000]) };
+    if (chance(0.5)) {
+      const filter: Record<string, unknown> = {};
+      if (chance(0.4)) filter["markets"] = subset(app.markets);
+      if (chance(0.4)) filter["dataSources"] = subset(app.dataSources);
+      if (chance(0.3)) filter["channels"] = subset(CHANNELS);
+      if (chance(0.2)) filter["campaignIds"] = subset(campaigns.get(app.appClientId) ?? ["none"]);
+      // Outside the grants: 403 from both.
+      if (chance(0.04)) filter["markets"] = ["ZZ"];
+      variables["f"] = filter;
+    }
+    const kind = random();
+    if (kind < 0.05) {
+      list.push({
+        appClientId: app.appClientId,
+        query: `query Q($c: ID!, $d: Date) { marketingDataReadiness(clientId: $c, date: $d) { status date availableThrough } }`,
+        variables: { c: app.brandClientId, d: pick([TODAY, addDays(TODAY, -1)]) },
+      });
+    } else if (kind < 0.5) {
+      const fields = shuffled(subset(RECORD_FIELDS));
+      if (chance(0.7)) {
+        variables["s"] = subset(RECORD_SORT_FIELDS)
+          .slice(0, 3)
+          .map((field) => ({ field, direction: pick(["ASC", "DESC"]) }));
+      }
+      list.push({
+        appClientId: app.appClientId,
+        query: `query Q($c: ID!, $r: DateRangeInput!, $cur: Currency, $p: PaginationInput, $s: [RecordSortInput!], $f: MarketingFilterInput) {
+  marketingRecords(clientId: $c, dateRange: $r, currency: $cur, pagination: $p, sort: $s, filter: $f) { ${fields.join(" ")} }
+}`,
+        variables,
+      });
+    } else {
+      const metrics = subset(METRICS);
+      variables["m"] = metrics;
+      let grouped: string[] = ["DATE_DAY"];
+      if (chance(0.85)) {
+        grouped = shuffled(DIMENSIONS).slice(0, Math.floor(random() * 4));
+        variables["g"] = grouped;
+      }
+      const selection = [
+        ...grouped,
+        ...(chance(0.2) ? [pick(DIMENSIONS)] : []),
+        ...metrics.map((metric) => `TOTAL_${metric}`),
+        ...(chance(0.5) ? ["currency"] : []),
+      ];
+      if (chance(0.7)) {
+        const sortable = [...grouped, ...metrics.map((metric) => `TOTAL_${metric}`)];
+        variables["s"] = shuffled(sortable)
+          .slice(0, 1 + Math.floor(random() * 2))
+          .map((field) => ({ field, direction: pick(["ASC", "DESC"]) }));
+      }
+      list.push({
+        appClientId: app.appClientId,
+        query: `query Q($c: ID!, $r: DateRangeInput!, $m: [Metric!]!, $g: [Dimension!], $cur: Currency, $p: PaginationInput, $s: [AggregateSortInput!], $f: MarketingFilterInput) {
+  marketingAggregate(clientId: $c, dateRange: $r, metrics: $m, groupBy: $g, currency: $cur, pagination: $p, sort: $s, filter: $f) { ${[...new Set(selection)].join(" ")} }
+}`,
+        variables,
+      });
+    }
+  }
+  return list;
+}
+
+describe("DuckDB and PostgreSQL answer identically", () => {
+  let database: TestDatabase;
+  let duckdb: Engine;
+  let postgres: Engine;
+
+  before(async () => {
+    database = await createTestDatabase("differential");
+    await migrateDatabase(database.url);
+    duckdb = await startEngine("duckdb", await openDuckDbStore(":memory:"));
+    postgres = await startEngine("postgres", await openPostgresStore({ url: database.url, poolSize: 4 }));
+  });
+
+  after(async () => {
+    for (const engine of [duckdb, postgres]) {
+      if (!engine) continue;
+      await engine.service.app.close();
+      await engine.store.close();
+      await rm(engine.dataDir, { recursive: true, force: true });
+    }
+    await database?.drop();
+  });
+
+  it(`gives byte-identical bodies to ${QUERIES} seeded-random queries`, async () => {
+    const firstFxDay = planDemo({ today: TODAY, days: DAYS }).fxRates[0]!.date;
+    // Campaign ids to filter by: each app's, as DuckDB lists them.
+    const campaigns = new Map<string, string[]>();
+    for (const app of duckdb.credentials.apps) {
+      const answer = await ask(duckdb, {
+        appClientId: app.appClientId,
+        query: `query Q($c: ID!, $r: DateRangeInput!) {
+  marketingAggregate(clientId: $c, dateRange: $r, metrics: [CLICKS], groupBy: [CAMPAIGN_ID]) { CAMPAIGN_ID }
+}`,
+        variables: { c: app.brandClientId, r: { from: addDays(TODAY, -90), to: addDays(TODAY, -1) } },
+      });
+      const ids = JSON.parse(answer.body).data.marketingAggregate.map(
+        (row: { CAMPAIGN_ID: string }) => row.CAMPAIGN_ID,
+      );
+      assert.ok(ids.length > 0);
+      campaigns.set(app.appClientId, ids);
+    }
+
+    const outcomes = { rows: 0, empty: 0, errors: new Map<string, number>() };
+    for (const [index, request] of requests(
+      prng(SEED),
+      duckdb.credentials.apps,
+      campaigns,
+      firstFxDay,
+    ).entries()) {
+      const [expected, actual] = await Promise.all([ask(duckdb, request), ask(postgres, request)]);
+      if (actual.status !== expected.status || actual.body !== expected.body) {
+        assert.fail(
+          `request ${index} differs\n${JSON.stringify(request)}\nduckdb ${expected.status} ${expected.body.slice(0, 2000)}\npostgres ${actual.status} ${actual.body.slice(0, 2000)}`,
+        );
+      }
+      const body = JSON.parse(expected.body) as {
+        data?: Record<string, unknown> | null;
+        errors?: { extensions: { code: string } }[];
+      };
+      if (body.errors) {
+        for (const error of body.errors) {
+          outcomes.errors.set(error.extensions.code, (outcomes.errors.get(error.extensions.code) ?? 0) + 1);
+        }
+      } else {
+        const value = Object.values(body.data ?? {})[0];
+        if (Array.isArray(value) && value.length === 0) outcomes.empty += 1;
+        else outcomes.rows += 1;
+      }
+    }
+    // The comparison means something only if most requests returned data, and the error paths ran.
+    assert.ok(outcomes.rows >= QUERIES * 0.5, `only ${outcomes.rows} requests returned rows`);
+    assert.ok(outcomes.empty >= 5, `only ${outcomes.empty} empty pages`);
+    assert.ok((outcomes.errors.get("UNSUPPORTED_CURRENCY") ?? 0) >= 3, JSON.stringify([...outcomes.errors]));
+    assert.ok((outcomes.errors.get("FORBIDDEN") ?? 0) >= 1, JSON.stringify([...outcomes.errors]));
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * A store that cannot answer (docs/observability.md, docs/errors.md): every request that needs it
+ * gets 503 with `Retry-After` — `SERVICE_UNAVAILABLE` on GraphQL, `temporarily_unavailable` on the
+ * token endpoint, `UNAVAILABLE` on the admin API — never a 500, never a stack trace or a
+ * connection string; `/readyz` fails while `/livez` holds; and the service recovers by itself.
+ * The store is a real PostgreSQL store whose database is cut off for real by a TCP gate.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { LightMyRequestResponse } from "fastify";
+import { ensureAdminToken } from "../src/admin/admin-token.js";
+import { todayIn } from "../src/calendar.js";
+import { loadConfig } from "../src/config.js";
+import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
+import { issueAccessToken } from "../src/oauth/access-token.js";
+import { buildService, type Service } from "../src/server.js";
+import { migrateDatabase } from "../src/store/open-store.js";
+import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
+import type { Store } from "../src/store/store.js";
+import { createTestDatabase, POSTGRES_HOST, POSTGRES_PORT, type TestDatabase } from "./support/postgres.js";
+import { graphqlOn, requestToken, tokenFrom, within } from "./support/shared-region.js";
+import { startTcpGate, type TcpGate } from "./support/tcp-gate.js";
+
+const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
+  marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}) { recordId }
+}`;
+const STORE_MESSAGE =
+  "the service cannot reach its database right now; retry after the number of seconds in Retry-After";
+
+function daysAgo(days: number): string {
+  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Nothing internal leaks: no stack frame, no connection string, no host of the database. */
+function assertNothingLeaks(response: LightMyRequestResponse): void {
+  assert.doesNotMatch(response.body, /postgres:|root@|127\.0\.0\.1|ECONN|at .*\.js|node_modules/);
+}
+
+describe("a service whose PostgreSQL store becomes unreachable", () => {
+  let database: TestDatabase;
+  let gate: TcpGate;
+  let store: Store;
+  let service: Service;
+  let dataDir: string;
+  let credentials: DemoCredentials;
+  /** A token of an app whose state the service has cached (authCacheSeconds 60). */
+  let cachedToken: string;
+  let variables: Record<string, string>;
+
+  before(async () => {
+    database = await createTestDatabase("unavailable");
+    await migrateDatabase(database.url);
+    gate = await startTcpGate(POSTGRES_HOST, POSTGRES_PORT);
+    store = await openPostgresStore({
+      url: database.urlVia(gate.address),
+      poolSize: 4,
+      connectTimeoutMs: 1000,
+    });
+    dataDir = await mkdtemp(join(tmpdir(), "mdq-unavailable-"));
+    const config = loadConfig(
+      {},
+      {
+        region: "uk",
+        authUrl: "http://auth.test",
+        baseUrl: "http://api.test",
+        logLevel: "silent",
+        dataDir,
+        authCacheSeconds: 60,
+        databaseUrl: database.urlVia(gate.address),
+      },
+    );
+    credentials = await seedDemoRegion(store, {
+      region: config.region,
+      authUrl: config.authUrl,
+      baseUrl: config.baseUrl,
+      today: todayIn(config.timeZone),
+      days: 5,
+    });
+    service = await buildService(config, { store });
+    const app = credentials.apps[0]!;
+    cachedToken = await tokenFrom(service, app);
+    variables = { c: app.brandClientId, from: daysAgo(3), to: daysAgo(1) };
+    const warm = await graphqlOn(service, cachedToken, RECORDS, variables);
+    assert.equal(warm.statusCode, 200, warm.body);
+  });
+  after(async () => {
+    await service?.app.close();
+    await store?.close();
+    await gate?.close();
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  describe("while the database is cut off", () => {
+    before(() => gate.block());
+    after(() => gate.open());
+
+    it("answers a GraphQL query whose execution needs the store with 503 SERVICE_UNAVAILABLE and Retry-After", async () => {
+      const answer = await graphqlOn(service, cachedToken, RECORDS, variables);
+      assert.equal(answer.statusCode, 503, answer.body);
+      assert.equal(answer.headers["retry-after"], "5");
+      // Execution started, so `data` is null (the root field is non-null), as for any failed field.
+      assert.deepEqual(answer.json(), {
+        data: null,
+        errors: [
+          {
+            message: STORE_MESSAGE,
+            locations: [{ line: 2, column: 3 }],
+            path: ["marketingRecords"],
+            extensions: { code: "SERVICE_UNAVAILABLE" },
+          },
+        ],
+      });
+      assertNothingLeaks(answer);
+    });
+
+    it("answers a GraphQL request whose authentication needs the store with 503 before execution", async () => {
+      const app = credentials.apps[1]!;
+      // A valid token of an app this service has not seen yet: its state must be read from the store.
+      const signed = await issueAccessToken(
+        service.keys,
+        { authUrl: "http://auth.test", baseUrl: "http://api.test", region: "uk" },
+        { appClientId: app.appClientId, brandId: app.brandClientId },
+      );
+      const answer = await graphqlOn(service, signed, RECORDS, { ...variables, c: app.brandClientId });
+      assert.equal(answer.statusCode, 503, answer.body);
+      assert.equal(answer.headers["retry-after"], "5");
+      assert.deepEqual(answer.json(), {
+        errors: [{ message: STORE_MESSAGE, extensions: { code: "SERVICE_UNAVAILABLE" } }],
+      });
+      assertNothingLeaks(answer);
+    });
+
+    it("answers the token endpoint with 503 temporarily_unavailable, Retry-After and no-store", async () => {
+      const answer = await requestToken(service, credentials.apps[2]!);
+      assert.equal(answer.statusCode, 503, answer.body);
+      assert.equal(answer.headers["retry-after"], "5");
+      assert.equal(answer.headers["cache-control"], "no-store");
+      assert.equal(answer.headers["pragma"], "no-cache");
+      assert.deepEqual(answer.json(), { error: "temporarily_unavailable", error_description: STORE_MESSAGE });
+      assertNothingLeaks(answer);
+    });
+
+    it("answers the admin API with 503 UNAVAILABLE", async () => {
+      const answer = await service.adminApp.inject({
+        method: "GET",
+        url: "/admin/brands",
+        headers: { authorization: `Bearer ${await ensureAdminToken(dataDir)}` },
+      });
+      assert.equal(answer.statusCode, 503, answer.body);
+      assert.equal(answer.headers["retry-after"], "5");
+      assert.deepEqual(answer.json(), { error: { code: "UNAVAILABLE", message: STORE_MESSAGE } });
+    });
+
+    it("is not ready, but alive", async () => {
+      const ready = await service.app.inject({ method: "GET", url: "/readyz" });
+      assert.equal(ready.statusCode, 503);
+      assert.equal(ready.headers["retry-after"], "5");
+      assert.deepEqual(ready.json(), { status: "unavailable", checks: { store: "down" } });
+      assert.equal((await service.app.inject({ method: "GET", url: "/livez" })).statusCode, 200);
+    });
+
+    it("counts the failures as unavailable store errors, and none as unexpected", async () => {
+      assert.ok((await service.metrics.value("mdq_store_errors_total", { kind: "unavailable" })) >= 4);
+      assert.equal(await service.metrics.value("mdq_store_errors_total", { kind: "other" }), 0);
+      const exposition = (await service.adminApp.inject({ method: "GET", url: "/metrics" })).body;
+      assert.doesNotMatch(exposition, /status="500"/);
+      assert.match(exposition, /^mdq_token_requests_failed_total\{error="temporarily_unavailable"\} [1-9]/m);
+    });
+  });
+
+  it("recovers by itself once the database answers again", async () => {
+    await within(10_000, "queries answered again", async () => {
+      return (await graphqlOn(service, cachedToken, RECORDS, variables)).statusCode === 200;
+    });
+    assert.equal((await service.app.inject({ method: "GET", url: "/readyz" })).statusCode, 200);
+    assert.equal((await requestToken(service, credentials.apps[2]!)).statusCode, 200);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Fresh PostgreSQL databases for tests: each caller gets a uniquely named database of its own
+ * (created through the `postgres` maintenance database) and drops it when done, so test files can
+ * run in parallel and leave nothing behind. The server is the machine's (127.0.0.1:5432, user
+ * root, trust authentication), as in CI. Migrate with `migrateDatabase(database.url)`.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+export const POSTGRES_HOST = "127.0.0.1";
+export const POSTGRES_PORT = 5432;
+/** The role tests connect as (named explicitly: the environment may have no USER). */
+export const POSTGRES_USER = "root";
+
+/** A database created for one test file. */
+export interface TestDatabase {
+  name: string;
+  /** Its URL, straight to the server. */
+  url: string;
+  /** Its URL through another `host:port` (a TCP gate in front of the server, say). */
+  urlVia(hostPort: string): string;
+  /** Drops it, disconnecting whatever is still connected. */
+  drop(): Promise<void>;
+}
+
+async function onMaintenance<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({
+    host: POSTGRES_HOST,
+    port: POSTGRES_PORT,
+    user: POSTGRES_USER,
+    database: "postgres",
+    connectionTimeoutMillis: 5_000,
+  });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates an empty database named `mdq_<prefix>_<random hex>`. */
+export async function createTestDatabase(prefix = "test"): Promise<TestDatabase> {
+  if (!/^[a-z0-9_]{1,30}$/.test(prefix)) throw new Error(`bad test database prefix ${prefix}`);
+  const name = `mdq_${prefix}_${randomBytes(6).toString("hex")}`;
+  // The name is ours (checked prefix + hex), never input: safe to write into the statement.
+  await onMaintenance((client) => client.query(`CREATE DATABASE ${name}`));
+  const urlVia = (hostPort: string) => `postgres://${POSTGRES_USER}@${hostPort}/${name}`;
+  return {
+    name,
+    url: urlVia(`${POSTGRES_HOST}:${POSTGRES_PORT}`),
+    urlVia,
+    async drop() {
+      await onMaintenance((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
