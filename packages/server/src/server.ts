@@ -27,6 +27,7 @@ import { acceptRawBodies, installErrorResponses, methodNotAllowed } from "./plug
 import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
+import { withPageCache } from "./store/page-cache.js";
 import type { Store } from "./store/store.js";
 
 /** What a running service holds. */
@@ -82,7 +83,11 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     forceCloseConnections: "idle",
   });
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
-  const store = meteredStore(parts.store, metrics, app.log);
+  // Metered outside the page cache, so rows served from memory are counted too.
+  const cachedStore = withPageCache(parts.store, config.pageCacheMb * 1024 * 1024, (query, result) =>
+    metrics.pageCache.inc({ query, result }),
+  );
+  const store = meteredStore(cachedStore, metrics, app.log);
   const redis = config.redisUrl
     ? new RedisConnection({ url: config.redisUrl, metrics, log: app.log })
     : undefined;

@@ -46,6 +46,12 @@ export class ServiceMetrics {
     labelNames: ["query"] as const,
     registers: [this.registry],
   });
+  readonly pageCache = new Counter({
+    name: "mdq_page_cache_lookups_total",
+    help: "Page lookups in the page cache, by query (records or aggregate) and result (hit or miss).",
+    labelNames: ["query", "result"] as const,
+    registers: [this.registry],
+  });
   readonly rateLimited = new Counter({
     name: "mdq_rate_limited_total",
     help: "Requests refused with 429 by the rate limit, by endpoint.",

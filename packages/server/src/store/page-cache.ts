@@ -30,7 +30,11 @@ function pageBytes(page: PageResult<Row>): number {
  * was answered under the current data generation; `maxBytes` 0 returns `store` itself.
  * @example const store = withPageCache(await openStore(config), 64 * 1024 * 1024);
  */
-export function withPageCache(store: Store, maxBytes: number): Store {
+export function withPageCache(
+  store: Store,
+  maxBytes: number,
+  onLookup?: (query: "records" | "aggregate", result: "hit" | "miss") => void,
+): Store {
   const dataGeneration = store.dataGeneration?.bind(store);
   if (maxBytes <= 0 || dataGeneration === undefined) return store;
   const pages = new LRUCache<string, PageResult<Row>>({
@@ -48,9 +52,16 @@ export function withPageCache(store: Store, maxBytes: number): Store {
     const generation = await dataGeneration();
     const key = `${generation}\u0000${kind}\u0000${JSON.stringify(query)}`;
     const hit = pages.get(key);
-    if (hit) return hit;
+    if (hit) {
+      onLookup?.(kind, "hit");
+      return hit;
+    }
     const pending = inFlight.get(key);
-    if (pending) return pending;
+    if (pending) {
+      onLookup?.(kind, "hit");
+      return pending;
+    }
+    onLookup?.(kind, "miss");
     const reading = read().then(
       (page) => {
         inFlight.delete(key);

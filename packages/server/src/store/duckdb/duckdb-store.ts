@@ -68,6 +68,8 @@ export async function openDuckDbStore(dataDir: string | ":memory:"): Promise<Duc
 export class DuckDbStore implements Store {
   readonly engine = "duckdb" as const;
   private writeQueue: Promise<unknown> = Promise.resolve();
+  /** Completed writes since the store opened (page-cache.ts). */
+  private generation = 0;
 
   constructor(
     private readonly instance: DuckDBInstance,
@@ -81,11 +83,21 @@ export class DuckDbStore implements Store {
     );
   }
 
-  /** Runs `work` on the single writer connection, one write at a time. */
+  /**
+   * Runs `work` on the single writer connection, one write at a time; each completed write starts
+   * a new data generation (this process is the file's only writer, so the count is exact).
+   */
   private write<Result>(work: (connection: DuckDBConnection) => Promise<Result>): Promise<Result> {
     const next = this.writeQueue.then(() => work(this.writer));
     this.writeQueue = next.catch(() => undefined);
-    return next;
+    return next.then((result) => {
+      this.generation += 1;
+      return result;
+    });
+  }
+
+  async dataGeneration(): Promise<string> {
+    return String(this.generation);
   }
 
   private async transaction<Result>(

@@ -117,6 +117,14 @@ CREATE TABLE loads (
 CREATE INDEX loads_brand_processing_date ON loads (brand_id, processing_date);
 CREATE INDEX loads_brand_days ON loads (brand_id, first_day, last_day);
 
+-- Counts every change of what pages read (a load, an FX upsert), in the same transaction: the
+-- page cache's generation (store/page-cache.ts), read by every instance before a page.
+CREATE TABLE data_generation (
+  id smallint PRIMARY KEY CHECK (id = 1),
+  generation bigint NOT NULL
+);
+INSERT INTO data_generation VALUES (1, 0);
+
 -- The signing key ring, one document shared by every instance of the region.
 CREATE TABLE key_ring (
   id smallint PRIMARY KEY CHECK (id = 1),

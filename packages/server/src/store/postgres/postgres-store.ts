@@ -276,10 +276,14 @@ export class PostgresStore implements Store {
     const latest = new Map<string, FxRate>();
     for (const rate of rates) latest.set(`${rate.currency} ${rate.date}`, rate);
     const unique = [...latest.values()];
+    // One statement, so the rates and the data generation change together.
     await this.rows(
-      `INSERT INTO fx_rates (currency, date, rate_e6)
-        SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS date[]), CAST($3 AS bigint[]))
-        ON CONFLICT (currency, date) DO UPDATE SET rate_e6 = excluded.rate_e6`,
+      `WITH upserted AS (
+        INSERT INTO fx_rates (currency, date, rate_e6)
+          SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS date[]), CAST($3 AS bigint[]))
+          ON CONFLICT (currency, date) DO UPDATE SET rate_e6 = excluded.rate_e6
+          RETURNING 1)
+      UPDATE data_generation SET generation = generation + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM upserted)`,
       [
         unique.map((rate) => rate.currency),
         unique.map((rate) => rate.date),
@@ -355,6 +359,7 @@ export class PostgresStore implements Store {
           VALUES ($1, $2, CAST($3 AS date), now(), $4, $5, CAST($6 AS date), CAST($7 AS date))`,
         [brandId, loadId, origin.processingDate, origin.source, count, firstDay, lastDay],
       );
+      await run("UPDATE data_generation SET generation = generation + 1 WHERE id = 1");
       return {
         loadId,
         rows: count,
@@ -436,6 +441,11 @@ export class PostgresStore implements Store {
         ON CONFLICT (id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at`,
       [document],
     );
+  }
+
+  async dataGeneration(): Promise<string> {
+    const [row] = await this.rows("SELECT generation FROM data_generation WHERE id = 1");
+    return String(row?.["generation"] ?? 0);
   }
 
   async ping(): Promise<void> {
