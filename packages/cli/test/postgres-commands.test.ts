@@ -10,13 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePort } from "./support/free-port.js";
 import { graphqlCall, tokenCall } from "./support/http-call.js";
-import {
-  connectTo,
-  createTestDatabase,
-  POSTGRES_HOST,
-  POSTGRES_PORT,
-  type TestDatabase,
-} from "./support/postgres.js";
+import { connectTo, createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { runMdq, startServe } from "./support/service-process.js";
 
 const SECRET_PASSWORD = "pa55-w0rd-never-printed";

@@ -192,6 +192,8 @@ export interface Store {
   readKeyRing?(): Promise<string | undefined>;
   /** Replaces the key ring's document (see `readKeyRing`). */
   writeKeyRing?(document: string): Promise<void>;
+  /** Replaces it only if it still is `expected` (absent: undefined); whether it did. */
+  swapKeyRing?(expected: string | undefined, next: string): Promise<boolean>;
   /**
    * A token that changes whenever records or FX rates change (a load, an FX upsert), read cheaply
    * before a page so answered pages can be cached per generation (page-cache.ts); optional.

@@ -443,6 +443,21 @@ export class PostgresStore implements Store {
     );
   }
 
+  /**
+   * Writes the key ring only if it is still `expected` (absent when undefined): instances that
+   * start or rotate at the same time cannot overwrite each other's keys.
+   */
+  async swapKeyRing(expected: string | undefined, next: string): Promise<boolean> {
+    const swapped = await this.rows(
+      expected === undefined
+        ? `INSERT INTO key_ring (id, document, updated_at) VALUES (1, $1, now())
+            ON CONFLICT (id) DO NOTHING RETURNING 1 AS swapped`
+        : "UPDATE key_ring SET document = $2, updated_at = now() WHERE id = 1 AND document = $1 RETURNING 1 AS swapped",
+      expected === undefined ? [next] : [expected, next],
+    );
+    return swapped.length === 1;
+  }
+
   async dataGeneration(): Promise<string> {
     const [row] = await this.rows("SELECT generation FROM data_generation WHERE id = 1");
     return String(row?.["generation"] ?? 0);
