@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+// The machine's limit, two ways, on Fastify (the HTTP layer MDQ uses) with no GraphQL, no token
+// and no rate limit. It reads the same JSON bodies as MDQ's POST /graphql (only the variables)
+// and answers in the same response shape, byte for byte:
+//   --mode sql     runs the planner's SQL (page, count, data version in one read transaction, as
+//                  the DuckDB store does), reads the columns with getColumnsJS, JSON.stringify;
+//   --mode memory  answers from rows already in memory (computed once per distinct body by the
+//                  SQL path), JSON.stringify on every request.
+//   node bench/contenders/bare.mjs --data DIR --port N --mode sql|memory
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { DuckDBInstance } from "@duckdb/node-api";
+import Fastify from "fastify";
+import { DUCKDB_FILE } from "../../packages/server/dist/src/index.js";
+import { ConnectionPool } from "../../packages/server/dist/src/store/duckdb/connection-pool.js";
+import {
+  planAggregatePage,
+  planRecordsCount,
+  planRecordsPage,
+} from "../../packages/server/dist/src/store/query-planner.js";
+import { RECORD_FIELDS } from "../../packages/server/dist/src/store/query-request.js";
+import { AGGREGATE_GROUP_BY, AGGREGATE_METRICS, kindOf } from "../harness/queries.mjs";
+
+const { values } = parseArgs({
+  options: {
+    data: { type: "string" },
+    port: { type: "string" },
+    mode: { type: "string", default: "sql" },
+  },
+});
+if (!values.data || !values.port || !["sql", "memory"].includes(values.mode)) {
+  throw new Error("usage: bare.mjs --data DIR --port N --mode sql|memory");
+}
+
+// The store's file (its schema, with the div_half_even macro, is already in it) and the same
+// number of read connections as the DuckDB store.
+const instance = await DuckDBInstance.create(join(values.data, DUCKDB_FILE));
+const setup = await instance.connect();
+const grantsByBrand = new Map();
+for (const row of (
+  await setup.runAndReadAll("SELECT brand_id, kind, value FROM grants ORDER BY brand_id, kind, value")
+).getRowObjectsJS()) {
+  const grants = grantsByBrand.get(row.brand_id) ?? { markets: [], dataSources: [] };
+  (row.kind === "market" ? grants.markets : grants.dataSources).push(row.value);
+  grantsByBrand.set(row.brand_id, grants);
+}
+setup.closeSync();
+const pool = await ConnectionPool.open(instance, 4);
+
+function scopeOf(variables) {
+  const grants = grantsByBrand.get(variables.c);
+  if (!grants) throw new Error(`unknown brand ${variables.c}`);
+  return {
+    brandId: variables.c,
+    from: variables.from,
+    to: variables.to,
+    markets: grants.markets,
+    dataSources: grants.dataSources,
+    channels: null,
+    campaignIds: null,
+  };
+}
+
+/** Row objects from a planned page's columns, keyed by the fields the plan fills. */
+async function readPage(connection, plan) {
+  const columns = (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
+  const rowCount = columns[0]?.length ?? 0;
+  const rows = new Array(rowCount);
+  for (let index = 0; index < rowCount; index += 1) {
+    const row = {};
+    for (let column = 0; column < plan.fields.length; column += 1)
+      row[plan.fields[column]] = columns[column][index];
+    rows[index] = row;
+  }
+  return rows;
+}
+
+async function readDataVersion(connection, scope) {
+  const reader = await connection.runAndReadAll(
+    `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
+      AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
+    [scope.brandId, scope.to, scope.from],
+  );
+  return String(reader.getRowObjectsJS()[0]?.loads ?? 0);
+}
+
+async function inSnapshot(read) {
+  return pool.use(async (connection) => {
+    await connection.run("BEGIN TRANSACTION");
+    try {
+      return await read(connection);
+    } finally {
+      await connection.run("COMMIT");
+    }
+  });
+}
+
+const pageInfo = (page, totalCount, dataVersion) => ({
+  page: page.page,
+  pageSize: page.pageSize,
+  totalCount,
+  hasNextPage: page.page * page.pageSize < totalCount,
+  dataVersion,
+});
+
+async function answerRecords(variables) {
+  const query = {
+    scope: scopeOf(variables),
+    currency: variables.currency ?? "EUR",
+    fields: RECORD_FIELDS,
+    sort: [{ field: "DATE_DAY", direction: "DESC" }],
+    page: { page: variables.page ?? 1, pageSize: variables.pageSize ?? 1000 },
+  };
+  return inSnapshot(async (connection) => {
+    const rows = await readPage(connection, planRecordsPage(query));
+    const counting = planRecordsCount(query);
+    const [count] = (await connection.runAndReadAll(counting.sql, counting.params)).getRowObjectsJS();
+    if (count.missing_rate !== null) throw new Error(`missing rate ${count.missing_rate}`);
+    const dataVersion = await readDataVersion(connection, query.scope);
+    for (const row of rows) row.currency = query.currency;
+    return {
+      data: { marketingRecords: rows },
+      extensions: { pageInfo: { marketingRecords: pageInfo(query.page, Number(count.total), dataVersion) } },
+    };
+  });
+}
+
+async function answerAggregate(variables) {
+  const query = {
+    scope: scopeOf(variables),
+    currency: variables.currency ?? "EUR",
+    metrics: AGGREGATE_METRICS,
+    groupBy: AGGREGATE_GROUP_BY,
+    sort: [{ field: "DATE_DAY", direction: "DESC" }],
+    page: { page: 1, pageSize: 5000 },
+  };
+  return inSnapshot(async (connection) => {
+    const rows = await readPage(connection, planAggregatePage(query));
+    const totalCount = Number(rows[0]?.__totalCount ?? 0);
+    if (rows.some((row) => Number(row.__missingRateRows) > 0)) throw new Error("missing rate");
+    for (const row of rows) {
+      delete row.__totalCount;
+      delete row.__missingRateRows;
+      row.currency = query.currency;
+    }
+    const dataVersion = await readDataVersion(connection, query.scope);
+    return {
+      data: { marketingAggregate: rows },
+      extensions: { pageInfo: { marketingAggregate: pageInfo(query.page, totalCount, dataVersion) } },
+    };
+  });
+}
+
+function answer(text) {
+  const body = JSON.parse(text);
+  const kind = kindOf(body);
+  if (kind === "records") return answerRecords(body.variables);
+  if (kind === "aggregate") return answerAggregate(body.variables);
+  throw new Error(`the bare routes answer records and aggregates, not ${kind}`);
+}
+
+const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+// Raw bodies, as MDQ reads them: the memory route keys its answers by the body text.
+app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) =>
+  done(null, body),
+);
+const remembered = new Map();
+app.post("/graphql", async (request, reply) => {
+  reply.type("application/json");
+  if (values.mode === "sql") return JSON.stringify(await answer(request.body));
+  let response = remembered.get(request.body);
+  if (response === undefined) {
+    response = await answer(request.body);
+    remembered.set(request.body, response);
+  }
+  return JSON.stringify(response);
+});
+app.get("/livez", async () => ({ status: "ok" }));
+await app.listen({ port: Number(values.port), host: "127.0.0.1" });
+process.on("SIGTERM", async () => {
+  await app.close();
+  pool.close();
+  instance.closeSync();
+  process.exit(0);
+});
