@@ -28,7 +28,7 @@ import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 const TODAY = "2025-06-01";
 const DAYS = 120;
-const QUERIES = 200;
+const QUERIES = 300;
 const SEED = 20_250_601;
 const CHANNELS = ["search", "social", "display", "video", "shopping", "audio"];
 
