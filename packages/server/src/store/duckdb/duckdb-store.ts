@@ -13,17 +13,11 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
-import type { CurrencyCode } from "../../currencies.js";
-import {
-  type PlannedCount,
-  type PlannedPage,
-  planAggregateCount,
-  planAggregateMissingRate,
-  planAggregatePage,
-  planRecordsCount,
-  planRecordsPage,
-} from "../query-planner.js";
-import type { AggregateQuery, RecordsQuery } from "../query-request.js";
+import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
+import type { PlannedCount, PlannedPage } from "../query-planner.js";
+import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
+import { appFromRow, brandFromRow } from "../row-mapping.js";
+import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import {
   type App,
   type Brand,
@@ -32,7 +26,6 @@ import {
   type Grants,
   type LoadOrigin,
   type LoadSummary,
-  MissingFxRateError,
   type PageResult,
   type ReadinessFacts,
   RecordIdConflictError,
@@ -121,19 +114,19 @@ export class DuckDbStore implements Store {
       "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands WHERE brand_id = ?",
       [brandId],
     );
-    return row ? toBrand(row) : undefined;
+    return row ? brandFromRow(row, dateOrNull) : undefined;
   }
 
   async listBrands(): Promise<Brand[]> {
     const rows = await this.rows(
       "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands ORDER BY brand_id",
     );
-    return rows.map(toBrand);
+    return rows.map((row) => brandFromRow(row, dateOrNull));
   }
 
   async findApp(appClientId: string): Promise<App | undefined> {
     const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = ?`, [appClientId]);
-    return row ? toApp(row) : undefined;
+    return row ? appFromRow(row, dateOrNull) : undefined;
   }
 
   async listApps(brandId?: string): Promise<App[]> {
@@ -141,7 +134,7 @@ export class DuckDbStore implements Store {
       brandId === undefined
         ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
         : await this.rows(`${APP_SELECT} WHERE brand_id = ? ORDER BY app_client_id`, [brandId]);
-    return rows.map(toApp);
+    return rows.map((row) => appFromRow(row, dateOrNull));
   }
 
   async brandGrants(brandId: string): Promise<Grants> {
@@ -189,77 +182,11 @@ export class DuckDbStore implements Store {
   }
 
   async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot(async (connection) => {
-      const page = await this.readPage(connection, planRecordsPage(query));
-      const count = await this.readCount(connection, planRecordsCount(query));
-      if (count.missingRate !== null) throw missingRateError(count.missingRate);
-      const dataVersion = await this.readDataVersion(connection, query.scope);
-      return { rows: withCurrency(page, query.currency), totalCount: count.total, dataVersion };
-    });
+    return this.snapshot((connection) => readRecordsPage(snapshotReader(connection), query));
   }
 
   async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.snapshot(async (connection) => {
-      const rows = await this.readPage(connection, planAggregatePage(query));
-      let totalCount: number;
-      const first = rows[0];
-      if (first === undefined) {
-        totalCount = (await this.readCount(connection, planAggregateCount(query))).total;
-        // A page past the end needs the same conversions as page 1: same answer as records give.
-        if (totalCount > 0 && query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE")) {
-          const sample = await this.readCount(connection, planAggregateMissingRate(query));
-          if (sample.missingRate !== null) throw missingRateError(sample.missingRate);
-        }
-      } else {
-        totalCount = Number(first["__totalCount"]);
-        if (Number(first["__missingRateRows"]) > 0) {
-          const sample = await this.readCount(connection, planAggregateMissingRate(query));
-          throw missingRateError(sample.missingRate ?? `${query.currency} ${query.scope.from}`);
-        }
-        for (const row of rows) {
-          delete row["__totalCount"];
-          delete row["__missingRateRows"];
-        }
-      }
-      const dataVersion = await this.readDataVersion(connection, query.scope);
-      return { rows: withCurrency(rows, query.currency), totalCount, dataVersion };
-    });
-  }
-
-  /** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
-  private async readDataVersion(connection: DuckDBConnection, scope: RecordsQuery["scope"]): Promise<string> {
-    const reader = await connection.runAndReadAll(
-      `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
-        AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
-      [scope.brandId, scope.to, scope.from],
-    );
-    return String(reader.getRowObjectsJS()[0]?.["loads"] ?? 0);
-  }
-
-  /** Runs a planned page and builds row objects from the columns (cheaper than row objects). */
-  private async readPage(connection: DuckDBConnection, plan: PlannedPage): Promise<Row[]> {
-    const columns = (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
-    const rowCount = columns[0]?.length ?? 0;
-    const rows: Row[] = new Array(rowCount);
-    for (let index = 0; index < rowCount; index += 1) {
-      const row: Row = {};
-      for (let column = 0; column < plan.fields.length; column += 1) {
-        row[plan.fields[column]!] = columns[column]![index];
-      }
-      rows[index] = row;
-    }
-    return rows;
-  }
-
-  private async readCount(
-    connection: DuckDBConnection,
-    plan: PlannedCount,
-  ): Promise<{ total: number; missingRate: string | null }> {
-    const [row] = (await connection.runAndReadAll(plan.sql, plan.params)).getRowObjectsJS();
-    return {
-      total: Number(row?.["total"] ?? 0),
-      missingRate: (row?.["missing_rate"] as string | null) ?? null,
-    };
+    return this.snapshot((connection) => readAggregatePage(snapshotReader(connection), query));
   }
 
   async createBrand(brand: Brand): Promise<void> {
@@ -559,29 +486,6 @@ function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));
 }
 
-function toBrand(row: Row): Brand {
-  return {
-    brandId: String(row["brand_id"]),
-    name: String(row["name"]),
-    createdAt: new Date(Number(row["created_at"])),
-  };
-}
-
-function toApp(row: Row): App {
-  return {
-    appClientId: String(row["app_client_id"]),
-    brandId: String(row["brand_id"]),
-    name: String(row["name"]),
-    secretHash: String(row["secret_hash"]),
-    previousSecretHash: (row["previous_secret_hash"] as string | null) ?? null,
-    previousSecretExpiresAt: dateOrNull(row["previous_secret_expires_at"]),
-    markets: (row["markets"] as string[] | null) ?? null,
-    dataSources: (row["data_sources"] as string[] | null) ?? null,
-    revokedAt: dateOrNull(row["revoked_at"]),
-    createdAt: new Date(Number(row["created_at"])),
-  };
-}
-
 function toReadiness(row: Row | undefined, availableThrough: string | null): ReadinessFacts {
   return {
     published: Boolean(row?.["published"]),
@@ -590,12 +494,48 @@ function toReadiness(row: Row | undefined, availableThrough: string | null): Rea
   };
 }
 
-function withCurrency(rows: Row[], currency: CurrencyCode): Row[] {
-  for (const row of rows) row["currency"] = currency;
+/** DuckDB's reads inside one snapshot (page-reads.ts). */
+function snapshotReader(connection: DuckDBConnection): SnapshotReader {
+  return {
+    dialect: DUCKDB_DIALECT,
+    page: (plan) => readPage(connection, plan),
+    count: (plan) => readCount(connection, plan),
+    dataVersion: (scope) => readDataVersion(connection, scope),
+  };
+}
+
+/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
+async function readDataVersion(connection: DuckDBConnection, scope: RowScope): Promise<string> {
+  const reader = await connection.runAndReadAll(
+    `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
+      AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
+    [scope.brandId, scope.to, scope.from],
+  );
+  return String(reader.getRowObjectsJS()[0]?.["loads"] ?? 0);
+}
+
+/** Runs a planned page and builds row objects from the columns (cheaper than row objects). */
+async function readPage(connection: DuckDBConnection, plan: PlannedPage): Promise<Row[]> {
+  const columns = (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
+  const rowCount = columns[0]?.length ?? 0;
+  const rows: Row[] = new Array(rowCount);
+  for (let index = 0; index < rowCount; index += 1) {
+    const row: Row = {};
+    for (let column = 0; column < plan.fields.length; column += 1) {
+      row[plan.fields[column]!] = columns[column]![index];
+    }
+    rows[index] = row;
+  }
   return rows;
 }
 
-function missingRateError(sample: string): MissingFxRateError {
-  const [currency = "", date = ""] = sample.split(" ");
-  return new MissingFxRateError(currency, date);
+async function readCount(
+  connection: DuckDBConnection,
+  plan: PlannedCount,
+): Promise<{ total: number; missingRate: string | null }> {
+  const [row] = (await connection.runAndReadAll(plan.sql, plan.params)).getRowObjectsJS();
+  return {
+    total: Number(row?.["total"] ?? 0),
+    missingRate: (row?.["missing_rate"] as string | null) ?? null,
+  };
 }

@@ -7,17 +7,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
-import type { CurrencyCode } from "../../currencies.js";
-import {
-  type PlannedCount,
-  type PlannedPage,
-  planAggregateCount,
-  planAggregateMissingRate,
-  planAggregatePage,
-  planRecordsCount,
-  planRecordsPage,
-} from "../query-planner.js";
+import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
+import type { PlannedCount, PlannedPage } from "../query-planner.js";
 import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
+import { appFromRow, brandFromRow } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
 import {
   type App,
@@ -27,7 +20,6 @@ import {
   type Grants,
   type LoadOrigin,
   type LoadSummary,
-  MissingFxRateError,
   type PageResult,
   type ReadinessFacts,
   RecordIdConflictError,
@@ -137,16 +129,18 @@ export class PostgresStore implements Store {
     const [row] = await this.rows("SELECT brand_id, name, created_at FROM brands WHERE brand_id = $1", [
       brandId,
     ]);
-    return row ? toBrand(row) : undefined;
+    return row ? brandFromRow(row, dateOrNull) : undefined;
   }
 
   async listBrands(): Promise<Brand[]> {
-    return (await this.rows("SELECT brand_id, name, created_at FROM brands ORDER BY brand_id")).map(toBrand);
+    return (await this.rows("SELECT brand_id, name, created_at FROM brands ORDER BY brand_id")).map((row) =>
+      brandFromRow(row, dateOrNull),
+    );
   }
 
   async findApp(appClientId: string): Promise<App | undefined> {
     const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = $1`, [appClientId]);
-    return row ? toApp(row) : undefined;
+    return row ? appFromRow(row, dateOrNull) : undefined;
   }
 
   async listApps(brandId?: string): Promise<App[]> {
@@ -154,7 +148,7 @@ export class PostgresStore implements Store {
       brandId === undefined
         ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
         : await this.rows(`${APP_SELECT} WHERE brand_id = $1 ORDER BY app_client_id`, [brandId]);
-    return rows.map(toApp);
+    return rows.map((row) => appFromRow(row, dateOrNull));
   }
 
   async brandGrants(brandId: string): Promise<Grants> {
@@ -189,41 +183,11 @@ export class PostgresStore implements Store {
   }
 
   async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot(async (client) => {
-      const page = await readPage(client, planRecordsPage(query, POSTGRES_DIALECT));
-      const count = await readCount(client, planRecordsCount(query, POSTGRES_DIALECT));
-      if (count.missingRate !== null) throw missingRateError(count.missingRate);
-      const dataVersion = await readDataVersion(client, query.scope);
-      return { rows: withCurrency(page, query.currency), totalCount: count.total, dataVersion };
-    });
+    return this.snapshot((client) => readRecordsPage(snapshotReader(client), query));
   }
 
   async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.snapshot(async (client) => {
-      const rows = await readPage(client, planAggregatePage(query, POSTGRES_DIALECT));
-      let totalCount: number;
-      const first = rows[0];
-      if (first === undefined) {
-        totalCount = (await readCount(client, planAggregateCount(query, POSTGRES_DIALECT))).total;
-        // A page past the end needs the same conversions as page 1: same answer as records give.
-        if (totalCount > 0 && query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE")) {
-          const sample = await readCount(client, planAggregateMissingRate(query, POSTGRES_DIALECT));
-          if (sample.missingRate !== null) throw missingRateError(sample.missingRate);
-        }
-      } else {
-        totalCount = Number(first["__totalCount"]);
-        if (Number(first["__missingRateRows"]) > 0) {
-          const sample = await readCount(client, planAggregateMissingRate(query, POSTGRES_DIALECT));
-          throw missingRateError(sample.missingRate ?? `${query.currency} ${query.scope.from}`);
-        }
-        for (const row of rows) {
-          delete row["__totalCount"];
-          delete row["__missingRateRows"];
-        }
-      }
-      const dataVersion = await readDataVersion(client, query.scope);
-      return { rows: withCurrency(rows, query.currency), totalCount, dataVersion };
-    });
+    return this.snapshot((client) => readAggregatePage(snapshotReader(client), query));
   }
 
   async createBrand(brand: Brand): Promise<void> {
@@ -472,6 +436,16 @@ export class PostgresStore implements Store {
   }
 }
 
+/** PostgreSQL's reads inside one snapshot (page-reads.ts). */
+function snapshotReader(client: PoolClient): SnapshotReader {
+  return {
+    dialect: POSTGRES_DIALECT,
+    page: (plan) => readPage(client, plan),
+    count: (plan) => readCount(client, plan),
+    dataVersion: (scope) => readDataVersion(client, scope),
+  };
+}
+
 /** Runs a planned page and names its columns by the fields they fill. */
 async function readPage(client: PoolClient, plan: PlannedPage): Promise<Row[]> {
   const result = await client.query<unknown[]>({ text: plan.sql, values: plan.params, rowMode: "array" });
@@ -530,37 +504,4 @@ function appStateParams(app: App): Params {
 
 function dateOrNull(value: unknown): Date | null {
   return value instanceof Date ? value : null;
-}
-
-function toBrand(row: Row): Brand {
-  return {
-    brandId: String(row["brand_id"]),
-    name: String(row["name"]),
-    createdAt: row["created_at"] as Date,
-  };
-}
-
-function toApp(row: Row): App {
-  return {
-    appClientId: String(row["app_client_id"]),
-    brandId: String(row["brand_id"]),
-    name: String(row["name"]),
-    secretHash: String(row["secret_hash"]),
-    previousSecretHash: (row["previous_secret_hash"] as string | null) ?? null,
-    previousSecretExpiresAt: dateOrNull(row["previous_secret_expires_at"]),
-    markets: (row["markets"] as string[] | null) ?? null,
-    dataSources: (row["data_sources"] as string[] | null) ?? null,
-    revokedAt: dateOrNull(row["revoked_at"]),
-    createdAt: row["created_at"] as Date,
-  };
-}
-
-function withCurrency(rows: Row[], currency: CurrencyCode): Row[] {
-  for (const row of rows) row["currency"] = currency;
-  return rows;
-}
-
-function missingRateError(sample: string): MissingFxRateError {
-  const [currency = "", date = ""] = sample.split(" ");
-  return new MissingFxRateError(currency, date);
 }
