@@ -12,6 +12,7 @@ import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { addDays, todayIn } from "../src/calendar.js";
 import { loadConfig } from "../src/config.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
+import { RECORD_COLUMNS } from "../src/load/records-file.js";
 import { buildService, type Service } from "../src/server.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
@@ -80,6 +81,29 @@ describe("page cache across two instances on one PostgreSQL", () => {
     return body.data.marketingRecords;
   }
 
+  /** POSTs to `service`'s admin API and asserts 200. */
+  async function admin(service: Service, url: string, payload: Record<string, unknown>): Promise<void> {
+    const answer = await service.adminApp.inject({
+      method: "POST",
+      url,
+      headers: { authorization: `Bearer ${adminToken}` },
+      payload,
+    });
+    assert.equal(answer.statusCode, 200, answer.body);
+  }
+
+  /**
+   * Loads one record of the first app's brand on `day` through `service` (replacing the day);
+   * `metrics` is the file's impressions … currency.
+   */
+  async function loadOneRecord(service: Service, recordId: string, metrics: string): Promise<void> {
+    const app = credentials.apps[0]!;
+    const file = join(work, `${recordId}.csv`);
+    const record = `${recordId},${day},${app.markets[0]},${app.dataSources[0]},search,c-1,Cache test,${metrics}`;
+    await writeFile(file, `${RECORD_COLUMNS.join(",")}\n${record}\n`);
+    await admin(service, "/admin/loads", { brandId: app.brandClientId, path: file });
+  }
+
   async function lookups(service: Service, result: "hit" | "miss"): Promise<number> {
     const metric = await service.metrics.registry.getSingleMetricAsString("mdq_page_cache_lookups_total");
     const line = metric
@@ -106,22 +130,7 @@ describe("page cache across two instances on one PostgreSQL", () => {
     const token = await tokenFrom(a, credentials.apps[0]!);
     const before = await records(b, token);
     assert.ok(before.every((row) => row["impressions"] !== 424242));
-    const file = join(work, "reload.csv");
-    const app = credentials.apps[0]!;
-    await writeFile(
-      file,
-      [
-        "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency",
-        `cache-1,${day},${app.markets[0]},${app.dataSources[0]},search,c-1,Cache test,424242,1,10,0,0,GBP`,
-      ].join("\n"),
-    );
-    const loaded = await a.adminApp.inject({
-      method: "POST",
-      url: "/admin/loads",
-      headers: { authorization: `Bearer ${adminToken}` },
-      payload: { brandId: app.brandClientId, path: file },
-    });
-    assert.equal(loaded.statusCode, 200, loaded.body);
+    await loadOneRecord(a, "cache-1", "424242,1,10,0,0,GBP");
     const after = await records(b, token);
     assert.deepEqual(
       after.map((row) => [row["recordId"], row["impressions"], row["spend"]]),
@@ -132,32 +141,11 @@ describe("page cache across two instances on one PostgreSQL", () => {
   it("an FX change through one instance changes the other's converted money at once", async () => {
     const [a, b] = services as [Service, Service];
     const token = await tokenFrom(a, credentials.apps[0]!);
-    const app = credentials.apps[0]!;
-    const file = join(work, "eur.csv");
-    await writeFile(
-      file,
-      [
-        "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency",
-        `cache-2,${day},${app.markets[0]},${app.dataSources[0]},search,c-1,Cache test,1,1,100,0,0,EUR`,
-      ].join("\n"),
-    );
-    const loaded = await a.adminApp.inject({
-      method: "POST",
-      url: "/admin/loads",
-      headers: { authorization: `Bearer ${adminToken}` },
-      payload: { brandId: app.brandClientId, path: file },
-    });
-    assert.equal(loaded.statusCode, 200, loaded.body);
+    await loadOneRecord(a, "cache-2", "1,1,100,0,0,EUR");
     await records(b, token);
     const fx = join(work, "fx.csv");
     await writeFile(fx, `date,currency,rate\n${day},GBP,0.5\n`);
-    const rates = await a.adminApp.inject({
-      method: "POST",
-      url: "/admin/fx",
-      headers: { authorization: `Bearer ${adminToken}` },
-      payload: { path: fx },
-    });
-    assert.equal(rates.statusCode, 200, rates.body);
+    await admin(a, "/admin/fx", { path: fx });
     const converted = await records(b, token);
     assert.deepEqual(
       converted.map((row) => row["spend"]),
