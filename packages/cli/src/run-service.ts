@@ -1,8 +1,24 @@
 /** Starts a built service (public and admin listeners) and drains it gracefully on SIGTERM/SIGINT. */
-import { type Service, startService } from "@mdq/server";
+import { type Service, type Store, startService } from "@mdq/server";
 
 /** How long in-flight requests may take to finish after a stop signal before connections are cut. */
 const DRAIN_SECONDS = 10;
+
+/**
+ * Runs `work` on an open store and closes the store if `work` fails: a PostgreSQL pool would
+ * otherwise keep a failed `mdq serve` or `mdq demo` alive instead of letting `mdq` exit.
+ */
+export async function closingStoreOnFailure<Result>(
+  store: Store,
+  work: () => Promise<Result>,
+): Promise<Result> {
+  try {
+    return await work();
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+}
 
 /** Listens, then closes the service (in-flight requests finish) on the first SIGTERM or SIGINT. */
 export async function runService(service: Service): Promise<string> {

@@ -18,7 +18,7 @@ import {
   todayIn,
 } from "@mdq/server";
 import { Command } from "commander";
-import { runService } from "../run-service.js";
+import { closingStoreOnFailure, runService } from "../run-service.js";
 import { UsageError } from "../usage-error.js";
 
 /** File that marks a directory as a demo's, so that `mdq demo` may wipe it. */
@@ -127,10 +127,9 @@ export function demoCommand(): Command {
         const store = await openDemoStore(config);
         const today = todayIn(config.timeZone);
         const credentialsFile = resolve(flags.credentials);
-        let credentials: DemoCredentials;
-        try {
-          const started = Date.now();
-          credentials = await seedDemoRegion(store, {
+        const started = Date.now();
+        const credentials = await closingStoreOnFailure(store, async () => {
+          const seeded = await seedDemoRegion(store, {
             region: config.region,
             authUrl: config.authUrl,
             baseUrl: config.baseUrl,
@@ -139,18 +138,15 @@ export function demoCommand(): Command {
             scale: flags.scale,
             onProgress: (message) => process.stderr.write(`mdq demo: ${message}\n`),
           });
-          await writeFile(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-          process.stderr.write(`mdq demo: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-          if (flags.seedOnly) {
-            await store.close();
-            return;
-          }
-          await runService(await buildService(config, { store }));
-        } catch (error) {
-          // The store's connections would keep a failed demo alive: close them so `mdq` exits.
-          await store.close().catch(() => {});
-          throw error;
+          await writeFile(credentialsFile, `${JSON.stringify(seeded, null, 2)}\n`, { mode: 0o600 });
+          return seeded;
+        });
+        process.stderr.write(`mdq demo: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+        if (flags.seedOnly) {
+          await store.close();
+          return;
         }
+        await closingStoreOnFailure(store, async () => runService(await buildService(config, { store })));
         process.stdout.write(walkThrough(credentials, credentialsFile, today));
       },
     );

@@ -1,8 +1,8 @@
 /** `mdq serve`: run the service of one region from the environment and flags. */
 
-import { buildService, loadConfig, openStore, type Service } from "@mdq/server";
+import { buildService, loadConfig, openStore } from "@mdq/server";
 import { Command } from "commander";
-import { runService } from "../run-service.js";
+import { closingStoreOnFailure, runService } from "../run-service.js";
 
 export function serveCommand(): Command {
   return new Command("serve")
@@ -30,16 +30,10 @@ export function serveCommand(): Command {
         baseUrl: flags["baseUrl"],
       });
       const store = await openStore(config);
-      let service: Service;
-      let address: string;
-      try {
-        service = await buildService(config, { store });
-        address = await runService(service);
-      } catch (error) {
-        // The store's connections would keep a failed start alive: close them so `mdq` exits.
-        await store.close().catch(() => {});
-        throw error;
-      }
+      const { service, address } = await closingStoreOnFailure(store, async () => {
+        const service = await buildService(config, { store });
+        return { service, address: await runService(service) };
+      });
       service.app.log.info({ address, region: config.region }, "MDQ serving");
     });
 }
