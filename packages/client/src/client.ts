@@ -32,6 +32,7 @@ import type {
   MarketingRecord,
   MdqClientEvent,
   Metric,
+  MyAccess,
   Page,
   PageInfo,
   RateLimitPolicy,
@@ -114,6 +115,10 @@ const DEFAULT_PAGE_SIZE = 5000;
 const DEFAULT_CONCURRENCY = 2;
 /** Fresh tries of one window after its data changed, before DATA_CHANGED. */
 const MAX_WINDOW_RESTARTS = 5;
+
+const MY_ACCESS_QUERY = `query MdqMyAccess($clientId: ID!) {
+  myAccess(clientId: $clientId) { brandId appClientId markets dataSources scope region tokenExpiresAt }
+}`;
 
 const READINESS_QUERY = `query MdqReadiness($clientId: ID!, $date: Date) {
   marketingDataReadiness(clientId: $clientId, date: $date) { status lastProcessedAt date availableThrough }
@@ -216,6 +221,20 @@ export class MdqClient {
       throw new MdqClientError("PROTOCOL", "marketingDataReadiness is missing from the answer");
     }
     return readiness as unknown as Readiness;
+  }
+
+  /**
+   * `myAccess`: the markets and data sources these credentials may read (the brand's grants with
+   * the app's narrowing applied), the token's scope and region, and when the token expires.
+   * @example const { markets, dataSources } = await client.myAccess();
+   */
+  async myAccess(signal?: AbortSignal): Promise<MyAccess> {
+    const result = await this.graphql(MY_ACCESS_QUERY, { clientId: this.config.brandClientId }, signal);
+    const access = result.data["myAccess"];
+    if (!isObject(access) || !Array.isArray(access["markets"]) || !Array.isArray(access["dataSources"])) {
+      throw new MdqClientError("PROTOCOL", "myAccess is missing from the answer");
+    }
+    return access as unknown as MyAccess;
   }
 
   /**

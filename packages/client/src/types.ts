@@ -27,6 +27,17 @@ export type RecordSortField =
   | "CONVERSIONS"
   | "REVENUE";
 
+/** `myAccess`: what the credentials may read (CONTRACT §6 rule 3). */
+export interface MyAccess {
+  brandId: string;
+  appClientId: string;
+  markets: string[];
+  dataSources: string[];
+  scope: string;
+  region: string;
+  tokenExpiresAt: string;
+}
+
 /** `marketingDataReadiness`. */
 export interface Readiness {
   status: ReadinessStatus;

@@ -74,6 +74,30 @@ describe("mdq-client as a process", () => {
       assert.equal(table.stdout.split("\n").length, 3);
     });
 
+    it("access prints myAccess: the app's narrowed grants, scope, region and token expiry", async () => {
+      const narrowed = region.credentials.apps.findIndex((app) => app.appClientId === "app-acme-uk");
+      const json = await run(["access"], cliEnv(region, { appIndex: narrowed }));
+      assert.equal(json.code, 0, json.stderr);
+      const answer = JSON.parse(json.stdout);
+      assert.match(answer.tokenExpiresAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      assert.ok(Date.parse(answer.tokenExpiresAt) > Date.now() + 3_000_000);
+      assert.deepEqual(answer, {
+        brandId: "brand-acme",
+        appClientId: "app-acme-uk",
+        markets: ["GB"],
+        dataSources: ["google_ads", "meta_ads"],
+        scope: "api_data/read",
+        region: "uk",
+        tokenExpiresAt: answer.tokenExpiresAt,
+      });
+
+      const table = await run(["access", "--format", "table"], cliEnv(region, { appIndex: narrowed }));
+      assert.equal(table.code, 0, table.stderr);
+      const [header, row] = table.stdout.split("\n");
+      assert.match(header!, /^BRAND +APP +MARKETS +DATA_SOURCES +SCOPE +REGION +TOKEN_EXPIRES_AT$/);
+      assert.match(row!, /^brand-acme +app-acme-uk +GB +google_ads,meta_ads +api_data\/read +uk +\d{4}-/);
+    });
+
     it("records prints the service's records as JSON, oldest day first, up to --limit", async () => {
       const from = shift(region.lastDay, -2);
       const result = await run(["records", "--from", from, "--to", region.lastDay, "--limit", "3"]);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `mdq-client`: a brand's command line for MDQ. `sync` downloads a date range into a file (the
- * daily job, docs/daily-sync.md); `readiness`, `records` and `aggregate` print one answer.
+ * daily job, docs/daily-sync.md); `readiness`, `access`, `records` and `aggregate` print one answer.
  * Credentials come from the environment only (MDQ_APP_CLIENT_ID, MDQ_APP_CLIENT_SECRET, ...).
  * Exit codes: exit-codes.ts.
  */
@@ -9,7 +9,7 @@ import { Command, CommanderError } from "commander";
 import { MdqClientError } from "../errors.js";
 import { EXIT_CODES_HELP, exitCodeOf } from "./exit-codes.js";
 import { handleInterruptions, interruption } from "./interrupt.js";
-import { aggregateCommand, readinessCommand, recordsCommand } from "./query-commands.js";
+import { accessCommand, aggregateCommand, readinessCommand, recordsCommand } from "./query-commands.js";
 import { syncCommand } from "./sync-command.js";
 
 /** Settings are not inherited through addCommand: every command throws instead of exiting. */
@@ -32,7 +32,13 @@ const program = new Command("mdq-client")
   .description("Download a brand's marketing data from MDQ: a daily file sync, and one-off queries.")
   .version("0.1.0")
   .addHelpText("after", EXIT_CODES_HELP);
-for (const command of [syncCommand(), readinessCommand(), recordsCommand(), aggregateCommand()]) {
+for (const command of [
+  syncCommand(),
+  readinessCommand(),
+  accessCommand(),
+  recordsCommand(),
+  aggregateCommand(),
+]) {
   program.addCommand(command.addHelpText("after", EXIT_CODES_HELP));
 }
 throwInsteadOfExiting(program);

@@ -1,5 +1,5 @@
 /**
- * The one-off commands: `readiness`, `records` and `aggregate` print one answer on stdout, as
+ * The one-off commands: `readiness`, `access`, `records` and `aggregate` print one answer on stdout, as
  * JSON (default) or a table. For files of any size, use `sync`.
  */
 import { Command, Option } from "commander";
@@ -99,6 +99,31 @@ export function readinessCommand(): Command {
       print(flags.format, readiness, (answer) => ({
         headers: ["STATUS", "DATE", "LAST_PROCESSED_AT", "AVAILABLE_THROUGH"],
         rows: [[answer.status, answer.date, answer.lastProcessedAt, answer.availableThrough]],
+      }));
+    });
+}
+
+/** `mdq-client access`: prints `myAccess`, what these credentials may read. */
+export function accessCommand(): Command {
+  return new Command("access")
+    .description("What may these credentials read? Prints myAccess: markets, data sources, token expiry.")
+    .addOption(formatOption())
+    .action(async (flags: { format: PrintFormat }) => {
+      const client = clientFromEnv(process.env);
+      const access = await client.myAccess(interruption.signal);
+      print(flags.format, access, (answer) => ({
+        headers: ["BRAND", "APP", "MARKETS", "DATA_SOURCES", "SCOPE", "REGION", "TOKEN_EXPIRES_AT"],
+        rows: [
+          [
+            answer.brandId,
+            answer.appClientId,
+            answer.markets.join(","),
+            answer.dataSources.join(","),
+            answer.scope,
+            answer.region,
+            answer.tokenExpiresAt,
+          ],
+        ],
       }));
     });
 }

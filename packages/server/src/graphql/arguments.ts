@@ -36,7 +36,14 @@ const MAX_FILTER_VALUES = 500;
 export interface Caller {
   brandId: string;
   appClientId: string;
+  /** The brand's grants with the app's narrowing applied. */
   grants: Grants;
+  /** The token's `scope` claim. */
+  scope: string;
+  /** The token's `region` claim (always this process's region once verified). */
+  region: string;
+  /** When the caller's token expires (its `exp` claim). */
+  tokenExpiresAt: Date;
 }
 
 interface DateRangeArgument {

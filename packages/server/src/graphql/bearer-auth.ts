@@ -54,5 +54,8 @@ export async function authenticateBearer(
     brandId: claims.brandId,
     appClientId: claims.appClientId,
     grants: await options.apps.effectiveGrants(app),
+    scope: claims.scope,
+    region: claims.region,
+    tokenExpiresAt: new Date(claims.expiresAt * 1000),
   };
 }

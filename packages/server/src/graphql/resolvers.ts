@@ -1,5 +1,5 @@
 /**
- * The three queries. Resolvers validate arguments, ask the store, and record page info; records
+ * The queries. Resolvers validate arguments, ask the store, and record page info; records
  * and aggregates come back as plain objects so that graphql-jit serialises them with no
  * per-field resolver on the hot path.
  */
@@ -81,6 +81,21 @@ export const resolvers = {
         lastProcessedAt: facts.lastProcessedAt,
         date,
         availableThrough: facts.availableThrough,
+      };
+    },
+
+    /** CONTRACT §6 rule 3: the caller's effective access, so a client need not probe for 403s. */
+    myAccess(_root: unknown, args: { clientId: string }, context: RequestContext) {
+      const { caller } = context;
+      checkClientId(args.clientId, caller);
+      return {
+        brandId: caller.brandId,
+        appClientId: caller.appClientId,
+        markets: [...caller.grants.markets].sort(),
+        dataSources: [...caller.grants.dataSources].sort(),
+        scope: caller.scope,
+        region: caller.region,
+        tokenExpiresAt: caller.tokenExpiresAt,
       };
     },
 

@@ -103,6 +103,23 @@ type Query {
     sort: [AggregateSortInput!]
     filter: MarketingFilterInput
   ): [MarketingAggregate!]!
+
+  """What the credentials may read: the brand's grants with the app's narrowing applied."""
+  myAccess(clientId: ID!): MyAccess!
+}
+
+"""The caller's effective access (CONTRACT §6 rule 3)."""
+type MyAccess {
+  brandId: ID!
+  appClientId: ID!
+  """Markets the credentials may read (ISO 3166-1 alpha-2), sorted."""
+  markets: [String!]!
+  """Data sources the credentials may read, sorted."""
+  dataSources: [String!]!
+  scope: String!
+  region: String!
+  """When the access token used for this request expires."""
+  tokenExpiresAt: DateTime!
 }
 
 type MarketingDataReadiness {
