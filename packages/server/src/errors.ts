@@ -24,6 +24,7 @@ export const GRAPHQL_ERROR_CODES = {
   METRIC_NOT_REQUESTED: { status: 200, exposeMessage: true },
   UNSUPPORTED_CURRENCY: { status: 200, exposeMessage: true },
   QUERY_TOO_COMPLEX: { status: 200, exposeMessage: true },
+  INVALID_DATA_VERSION: { status: 200, exposeMessage: true },
   INTERNAL_SERVER_ERROR: { status: 500, exposeMessage: false },
 } as const satisfies Record<string, { status: number; exposeMessage: boolean }>;
 

@@ -79,6 +79,9 @@ export function buildAdminListener(
   app.post("/admin/apps/:appClientId/rotate-secret", (request) =>
     admin.rotateSecret((request.params as { appClientId: string }).appClientId, bodyOf(request.body)),
   );
+  app.post("/admin/apps/:appClientId/narrow", (request) =>
+    admin.narrowApp((request.params as { appClientId: string }).appClientId, bodyOf(request.body)),
+  );
   app.post("/admin/apps/:appClientId/revoke", (request) =>
     admin.revokeApp((request.params as { appClientId: string }).appClientId),
   );

@@ -241,6 +241,30 @@ export class RegionAdmin {
     return { app: viewOf(updated), appClientSecret: secret };
   }
 
+  /**
+   * Changes what an app is narrowed to: `markets` / `dataSources` lists replace the app's (an empty
+   * list or null: all the brand's). Clients of the app see a scope change (fullResyncRequired).
+   */
+  async narrowApp(appClientId: string, body: { markets?: unknown; dataSources?: unknown }) {
+    const app = await this.app(appClientId);
+    const clear = (value: unknown) => value === null || (Array.isArray(value) && value.length === 0);
+    const narrowing = checkedGrants({
+      ...(clear(body.markets) ? {} : { markets: body.markets }),
+      ...(clear(body.dataSources) ? {} : { dataSources: body.dataSources }),
+    });
+    if (body.markets === undefined && body.dataSources === undefined) {
+      throw new AdminError("BAD_INPUT", "name markets or dataSources (a list, or [] for all the brand's)");
+    }
+    const updated: App = {
+      ...app,
+      markets: body.markets === undefined ? app.markets : (narrowing.markets ?? null),
+      dataSources: body.dataSources === undefined ? app.dataSources : (narrowing.dataSources ?? null),
+    };
+    await this.store.updateApp(updated);
+    await this.changed({ kind: "app", appClientId });
+    return { app: viewOf(updated) };
+  }
+
   /** Revokes an app: no new tokens, and its existing tokens are refused from the next request. */
   async revokeApp(appClientId: string) {
     const app = await this.app(appClientId);

@@ -22,6 +22,8 @@ import type { Grants } from "../store/store.js";
 
 /** Longest date range, counting both ends (spec §8). */
 export const MAX_RANGE_DAYS = 90;
+/** Longest date range of `marketingDataChanges` (CONTRACT §6 rule 2). */
+export const MAX_CHANGES_RANGE_DAYS = 366;
 export const MIN_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 5000;
 export const DEFAULT_PAGE_SIZE = 1000;
@@ -46,7 +48,7 @@ export interface Caller {
   tokenExpiresAt: Date;
 }
 
-interface DateRangeArgument {
+export interface DateRangeArgument {
   from: string;
   to: string;
 }
@@ -87,18 +89,24 @@ export function checkClientId(clientId: string, caller: Caller): void {
   }
 }
 
-function scopeOf(args: DataQueryArguments, caller: Caller): RowScope {
-  checkClientId(args.clientId, caller);
-  const { from, to } = args.dateRange;
+/** Checks a `dateRange` argument against rule 2, with `maxDays` days at most. */
+export function checkDateRange(range: DateRangeArgument, maxDays: number): void {
+  const { from, to } = range;
   if (to < from)
     throw new MdqError("INVALID_DATE_RANGE", `dateRange.to (${to}) is before dateRange.from (${from})`);
   const days = inclusiveDayCount(from, to);
-  if (days > MAX_RANGE_DAYS) {
+  if (days > maxDays) {
     throw new MdqError(
       "DATE_RANGE_TOO_LONG",
-      `dateRange covers ${days} days; at most ${MAX_RANGE_DAYS} are allowed per request (both ends count)`,
+      `dateRange covers ${days} days; at most ${maxDays} are allowed per request (both ends count)`,
     );
   }
+}
+
+function scopeOf(args: DataQueryArguments, caller: Caller): RowScope {
+  checkClientId(args.clientId, caller);
+  checkDateRange(args.dateRange, MAX_RANGE_DAYS);
+  const { from, to } = args.dateRange;
   const filter = args.filter ?? {};
   return {
     brandId: caller.brandId,

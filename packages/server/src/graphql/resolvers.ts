@@ -12,9 +12,13 @@ import {
   aggregateQueryOf,
   type Caller,
   checkClientId,
+  checkDateRange,
+  type DateRangeArgument,
+  MAX_CHANGES_RANGE_DAYS,
   type RecordsArguments,
   recordsQueryOf,
 } from "./arguments.js";
+import { dataVersionText, parseDataVersion } from "./data-version-text.js";
 import { DateScalar, DateTimeScalar } from "./scalars.js";
 import { selectedFieldNames } from "./selection.js";
 
@@ -39,14 +43,28 @@ export interface RequestContext {
 function pageInfoOf(
   page: { page: number; pageSize: number },
   result: { totalCount: number; dataVersion: string },
+  region: string,
 ): PageInfo {
   return {
     page: page.page,
     pageSize: page.pageSize,
     totalCount: result.totalCount,
     hasNextPage: page.page * page.pageSize < result.totalCount,
-    dataVersion: result.dataVersion,
+    dataVersion: dataVersionText(region, result.dataVersion),
   };
+}
+
+/** A `since` argument as a store version; INVALID_DATA_VERSION when this region never issued it. */
+function sinceOf(since: string | null | undefined, region: string): bigint | null {
+  if (since === null || since === undefined) return null;
+  const version = parseDataVersion(region, since);
+  if (version === undefined) {
+    throw new MdqError(
+      "INVALID_DATA_VERSION",
+      `since (${JSON.stringify(since.slice(0, 80))}) is not a data version of region ${region}: pass a dataVersion this region returned, or null for every day`,
+    );
+  }
+  return version;
 }
 
 async function withRates<Result>(read: () => Promise<Result>): Promise<Result> {
@@ -81,6 +99,44 @@ export const resolvers = {
         lastProcessedAt: facts.lastProcessedAt,
         date,
         availableThrough: facts.availableThrough,
+        dataVersion: dataVersionText(context.caller.region, facts.dataVersion),
+      };
+    },
+
+    /** CONTRACT §6 rule 2: the days whose visible data changed since a version. */
+    async marketingDataChanges(
+      _root: unknown,
+      args: { clientId: string; dateRange: DateRangeArgument; since?: string | null },
+      context: RequestContext,
+    ) {
+      const { caller } = context;
+      checkClientId(args.clientId, caller);
+      checkDateRange(args.dateRange, MAX_CHANGES_RANGE_DAYS);
+      const since = sinceOf(args.since, caller.region);
+      const changes = await context.store.dataChanges({
+        brandId: caller.brandId,
+        appClientId: caller.appClientId,
+        grants: caller.grants,
+        from: args.dateRange.from,
+        to: args.dateRange.to,
+        since,
+      });
+      if (since !== null && since > changes.version) {
+        throw new MdqError(
+          "INVALID_DATA_VERSION",
+          `since (${args.since}) is later than the region's current data version (${dataVersionText(caller.region, changes.version)})`,
+        );
+      }
+      return {
+        dataVersion: dataVersionText(caller.region, changes.version),
+        fullResyncRequired: changes.scopeChange !== null,
+        reason: changes.scopeChange,
+        days: changes.days.map((day) => ({
+          date: day.date,
+          dataVersion: dataVersionText(caller.region, day.version),
+          changedAt: day.changedAt,
+          rows: day.rows,
+        })),
       };
     },
 
@@ -107,7 +163,7 @@ export const resolvers = {
     ) {
       const query = recordsQueryOf(args, context.caller, selectedFieldNames(info));
       const result = await withRates(() => context.store.queryRecords(query));
-      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result);
+      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result, context.caller.region);
       return result.rows;
     },
 
@@ -119,7 +175,7 @@ export const resolvers = {
     ) {
       const query = aggregateQueryOf(args, context.caller, selectedFieldNames(info));
       const result = await withRates(() => context.store.queryAggregate(query));
-      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result);
+      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result, context.caller.region);
       return result.rows;
     },
   },

@@ -104,6 +104,12 @@ type Query {
     filter: MarketingFilterInput
   ): [MarketingAggregate!]!
 
+  """
+  The days of dateRange (at most 366) whose data visible to the credentials changed after since
+  (a dataVersion this region returned; null: every day that has data).
+  """
+  marketingDataChanges(clientId: ID!, dateRange: DateRangeInput!, since: String): MarketingDataChanges!
+
   """What the credentials may read: the brand's grants with the app's narrowing applied."""
   myAccess(clientId: ID!): MyAccess!
 }
@@ -130,6 +136,30 @@ type MarketingDataReadiness {
   date: Date!
   """The latest data day the credentials can read; null if none."""
   availableThrough: Date
+  """The brand's latest data version: pass it as since to marketingDataChanges."""
+  dataVersion: String
+}
+
+"""What changed since a data version (CONTRACT §6)."""
+type MarketingDataChanges {
+  """Opaque; pass it as since next time."""
+  dataVersion: String!
+  """The caller's visible scope (grants, app narrowing) changed since since: copy the whole range again."""
+  fullResyncRequired: Boolean!
+  """Why, when fullResyncRequired is true."""
+  reason: String
+  """Ascending by date."""
+  days: [ChangedDay!]!
+}
+
+"""A day whose visible data changed."""
+type ChangedDay {
+  date: Date!
+  """The version of the day's current data."""
+  dataVersion: String!
+  changedAt: DateTime!
+  """The caller's visible rows on the day now (0 when a restatement emptied it)."""
+  rows: Int!
 }
 
 type MarketingRecord {

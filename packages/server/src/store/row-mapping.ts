@@ -33,3 +33,10 @@ export function appFromRow(row: Row, instant: InstantReader): App {
     createdAt: instant(row["created_at"]) as Date,
   };
 }
+
+/** Whether an app's narrowing (markets or data sources) differs between two states of it. */
+export function narrowingChanged(before: App, after: App): boolean {
+  const same = (a: string[] | null, b: string[] | null) =>
+    a === null || b === null ? a === b : [...a].sort().join(",") === [...b].sort().join(",");
+  return !same(before.markets, after.markets) || !same(before.dataSources, after.dataSources);
+}

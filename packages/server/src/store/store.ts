@@ -3,6 +3,7 @@
  * The service and the operator CLI talk to storage only through this interface.
  */
 import type { CurrencyCode } from "../currencies.js";
+import type { DataChanges, DataChangesRequest } from "./data-versions.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 
 /** A brand: the tenant that owns data. `brandId` is the brand client ID of the spec. */
@@ -67,6 +68,8 @@ export interface ReadinessFacts {
   published: boolean;
   lastProcessedAt: Date | null;
   availableThrough: string | null;
+  /** The brand's latest data version (data-versions.ts), as decimal text. */
+  dataVersion: string;
 }
 
 /** What one load changed: it replaced the brand's rows on `days`. */
@@ -155,6 +158,8 @@ export interface Store {
   brandGrants(brandId: string): Promise<Grants>;
 
   readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts>;
+  /** The days of a range whose visible data changed after a version (CONTRACT §6 rule 2). */
+  dataChanges(request: DataChangesRequest): Promise<DataChanges>;
   queryRecords(query: RecordsQuery): Promise<PageResult<Record<string, unknown>>>;
   queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>>;
 

@@ -13,10 +13,23 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
+import {
+  brandVersion,
+  type DataChanges,
+  type DataChangesRequest,
+  grantChangeReason,
+  narrowingChangeReason,
+  rangeVersion,
+  readDataChanges,
+  type SqlRun,
+  stampFxChange,
+  stampLoad,
+  stampScopeChange,
+} from "../data-versions.js";
 import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
 import type { PlannedCount, PlannedPage } from "../query-planner.js";
 import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
-import { appFromRow, brandFromRow } from "../row-mapping.js";
+import { appFromRow, brandFromRow, narrowingChanged } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import {
   type App,
@@ -150,7 +163,7 @@ export class DuckDbStore implements Store {
   async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
     if (grants.markets.length === 0 || grants.dataSources.length === 0) {
       const [row] = await this.rows(READINESS_PUBLISHES, [brandId, processingDate, brandId]);
-      return toReadiness(row, null);
+      return toReadiness(row, null, await this.brandVersion(brandId));
     }
     const marketList = grants.markets.map(() => "?").join(", ");
     const sourceList = grants.dataSources.map(() => "?").join(", ");
@@ -163,7 +176,19 @@ export class DuckDbStore implements Store {
       )}`,
       [brandId, processingDate, brandId, brandId, ...grants.markets, ...grants.dataSources],
     );
-    return toReadiness(row, (row?.["available_through"] as string | null) ?? null);
+    return toReadiness(
+      row,
+      (row?.["available_through"] as string | null) ?? null,
+      await this.brandVersion(brandId),
+    );
+  }
+
+  private brandVersion(brandId: string): Promise<bigint> {
+    return this.readers.use((connection) => brandVersion(sqlRun(connection), brandId));
+  }
+
+  async dataChanges(request: DataChangesRequest): Promise<DataChanges> {
+    return this.snapshot((connection) => readDataChanges(sqlRun(connection), DUCKDB_DIALECT, request));
   }
 
   /**
@@ -211,20 +236,31 @@ export class DuckDbStore implements Store {
   }
 
   async updateApp(app: App): Promise<void> {
-    await this.write((connection) =>
-      connection.run(
+    await this.transaction(async (connection) => {
+      const [before] = (
+        await connection.runAndReadAll(`${APP_SELECT} WHERE app_client_id = ?`, [app.appClientId])
+      ).getRowObjectsJS();
+      await connection.run(
         `UPDATE apps SET name = ?, secret_hash = ?, previous_secret_hash = ?,
           previous_secret_expires_at = ${timestampParam(app.previousSecretExpiresAt)},
           markets = ${listParam(app.markets)}, data_sources = ${listParam(app.dataSources)},
           revoked_at = ${timestampParam(app.revokedAt)}
           WHERE app_client_id = ?`,
         [app.name, ...appStateParams(app), app.appClientId],
-      ),
-    );
+      );
+      if (before && narrowingChanged(appFromRow(before, dateOrNull), app)) {
+        await stampScopeChange(sqlRun(connection), {
+          brandId: app.brandId,
+          appClientId: app.appClientId,
+          reason: narrowingChangeReason(app.appClientId),
+          now: new Date(),
+        });
+      }
+    });
   }
 
   async removeGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
-    await this.transaction(async (connection) => {
+    await this.changeGrants(brandId, "remove", grants, async (connection) => {
       for (const market of grants.markets ?? []) {
         await connection.run("DELETE FROM grants WHERE brand_id = ? AND kind = 'market' AND value = ?", [
           brandId,
@@ -241,7 +277,7 @@ export class DuckDbStore implements Store {
   }
 
   async addGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
-    await this.transaction(async (connection) => {
+    await this.changeGrants(brandId, "add", grants, async (connection) => {
       for (const market of grants.markets ?? []) {
         await connection.run("INSERT OR IGNORE INTO grants VALUES (?, 'market', ?)", [brandId, market]);
       }
@@ -250,6 +286,36 @@ export class DuckDbStore implements Store {
           brandId,
           dataSource,
         ]);
+      }
+    });
+  }
+
+  /** Runs `change` on the brand's grants; stamps a scope change when they differ afterwards. */
+  private changeGrants(
+    brandId: string,
+    change: "add" | "remove",
+    grants: Partial<Grants>,
+    work: (connection: DuckDBConnection) => Promise<void>,
+  ): Promise<void> {
+    return this.transaction(async (connection) => {
+      const grantsNow = async () =>
+        JSON.stringify(
+          (
+            await connection.runAndReadAll(
+              "SELECT kind, value FROM grants WHERE brand_id = ? ORDER BY kind, value",
+              [brandId],
+            )
+          ).getRowObjectsJS(),
+        );
+      const before = await grantsNow();
+      await work(connection);
+      if ((await grantsNow()) !== before) {
+        await stampScopeChange(sqlRun(connection), {
+          brandId,
+          appClientId: null,
+          reason: grantChangeReason(change, grants),
+          now: new Date(),
+        });
       }
     });
   }
@@ -266,6 +332,7 @@ export class DuckDbStore implements Store {
         appender.endRow();
       }
       appender.closeSync();
+      await stampFxChange(sqlRun(connection), DUCKDB_DIALECT, { staging, now: new Date() });
       await connection.run(
         `INSERT OR REPLACE INTO fx_rates SELECT * FROM ${staging} ORDER BY currency, date`,
       );
@@ -369,6 +436,7 @@ export class DuckDbStore implements Store {
         `INSERT INTO records SELECT ? AS brand_id, * FROM ${staging} ORDER BY date, record_id`,
         [brandId],
       );
+      await stampLoad(sqlRun(connection), { brandId, staging, bySource: false, now: new Date() });
       const loadId = `load_${randomBytes(8).toString("hex")}`;
       const [summary] = (
         await connection.runAndReadAll(
@@ -486,11 +554,12 @@ function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));
 }
 
-function toReadiness(row: Row | undefined, availableThrough: string | null): ReadinessFacts {
+function toReadiness(row: Row | undefined, availableThrough: string | null, version: bigint): ReadinessFacts {
   return {
     published: Boolean(row?.["published"]),
     lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
     availableThrough,
+    dataVersion: version.toString(),
   };
 }
 
@@ -500,18 +569,14 @@ function snapshotReader(connection: DuckDBConnection): SnapshotReader {
     dialect: DUCKDB_DIALECT,
     page: (plan) => readPage(connection, plan),
     count: (plan) => readCount(connection, plan),
-    dataVersion: (scope) => readDataVersion(connection, scope),
+    dataVersion: async (scope) => String(await rangeVersion(sqlRun(connection), scope)),
   };
 }
 
-/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
-async function readDataVersion(connection: DuckDBConnection, scope: RowScope): Promise<string> {
-  const reader = await connection.runAndReadAll(
-    `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
-      AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
-    [scope.brandId, scope.to, scope.from],
-  );
-  return String(reader.getRowObjectsJS()[0]?.["loads"] ?? 0);
+/** Statements of data-versions.ts on a DuckDB connection. */
+function sqlRun(connection: DuckDBConnection): SqlRun {
+  return async (sql, params = []) =>
+    (await connection.runAndReadAll(sql, params as DuckDBValue[])).getRowObjectsJS();
 }
 
 /** Runs a planned page and builds row objects from the columns (cheaper than row objects). */

@@ -1,4 +1,5 @@
 /** The DuckDB schema of a region's store, applied idempotently when the store opens. */
+import { DATA_VERSION_BACKFILL, DATA_VERSION_TABLES } from "../data-versions.js";
 import { DIV_HALF_EVEN_MACRO } from "../sql-dialect.js";
 
 export const DUCKDB_SCHEMA = [
@@ -66,5 +67,13 @@ export const DUCKDB_SCHEMA = [
     first_day DATE,
     last_day DATE
   )`,
+  // The region's data version counter (data-versions.ts); one row.
+  `CREATE TABLE IF NOT EXISTS data_generation (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    generation BIGINT NOT NULL
+  )`,
+  "INSERT INTO data_generation SELECT 1, 0 WHERE NOT EXISTS (SELECT 1 FROM data_generation)",
+  ...DATA_VERSION_TABLES,
+  ...DATA_VERSION_BACKFILL,
   DIV_HALF_EVEN_MACRO,
 ];

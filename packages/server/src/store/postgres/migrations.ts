@@ -135,8 +135,58 @@ CREATE TABLE key_ring (
 ${DIV_HALF_EVEN_FUNCTION};
 `;
 
+/**
+ * Data versions (store/data-versions.ts): per-day versions and row counts of each brand, FX and
+ * scope changes; existing data is stamped with the current generation.
+ */
+const DATA_VERSIONS = `
+CREATE TABLE day_versions (
+  brand_id text COLLATE "C" NOT NULL,
+  date date NOT NULL,
+  version bigint NOT NULL,
+  changed_at_ms bigint NOT NULL,
+  PRIMARY KEY (brand_id, date)
+);
+
+-- Rows per (day, market, data source): a caller's visible rows of a day without reading records.
+CREATE TABLE day_row_counts (
+  brand_id text COLLATE "C" NOT NULL,
+  date date NOT NULL,
+  market text COLLATE "C" NOT NULL,
+  data_source text COLLATE "C" NOT NULL,
+  rows bigint NOT NULL,
+  PRIMARY KEY (brand_id, date, market, data_source)
+);
+
+-- Region-wide like fx_rates: each FX change and the earliest date whose conversions it changes.
+CREATE TABLE fx_versions (
+  version bigint PRIMARY KEY,
+  first_date date NOT NULL,
+  changed_at_ms bigint NOT NULL
+);
+CREATE INDEX fx_versions_first_date ON fx_versions (first_date);
+
+-- Grant changes (app_client_id NULL) and app narrowing changes.
+CREATE TABLE scope_versions (
+  brand_id text COLLATE "C" NOT NULL,
+  version bigint NOT NULL,
+  app_client_id text COLLATE "C",
+  reason text NOT NULL,
+  changed_at_ms bigint NOT NULL,
+  PRIMARY KEY (brand_id, version)
+);
+
+INSERT INTO day_row_counts (brand_id, date, market, data_source, rows)
+  SELECT brand_id, date, market, data_source, count(*) FROM records GROUP BY brand_id, date, market, data_source;
+INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
+  SELECT DISTINCT brand_id, date, (SELECT generation FROM data_generation WHERE id = 1), 0 FROM day_row_counts;
+`;
+
 /** Every migration, in order. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial_schema", sql: INITIAL_SCHEMA }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "initial_schema", sql: INITIAL_SCHEMA },
+  { version: 2, name: "data_versions", sql: DATA_VERSIONS },
+];
 
 /** How a migration is named in reports: `1_initial_schema`. */
 export function migrationId(migration: Migration): string {

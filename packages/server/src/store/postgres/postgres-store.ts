@@ -7,10 +7,23 @@
 import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
+import {
+  brandVersion,
+  type DataChanges,
+  type DataChangesRequest,
+  grantChangeReason,
+  narrowingChangeReason,
+  rangeVersion,
+  readDataChanges,
+  type SqlRun,
+  stampFxChange,
+  stampLoad,
+  stampScopeChange,
+} from "../data-versions.js";
 import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
 import type { PlannedCount, PlannedPage } from "../query-planner.js";
 import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
-import { appFromRow, brandFromRow } from "../row-mapping.js";
+import { appFromRow, brandFromRow, narrowingChanged } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
 import {
   type App,
@@ -179,7 +192,12 @@ export class PostgresStore implements Store {
       published: row?.["published"] === true,
       lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
       availableThrough: (row?.["available_through"] as string | null) ?? null,
+      dataVersion: (await brandVersion((sql, params) => this.rows(sql, params as Params), brandId)).toString(),
     };
+  }
+
+  async dataChanges(request: DataChangesRequest): Promise<DataChanges> {
+    return this.snapshot((client) => readDataChanges(sqlRun(client), POSTGRES_DIALECT, request));
   }
 
   async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
@@ -208,30 +226,68 @@ export class PostgresStore implements Store {
   }
 
   async updateApp(app: App): Promise<void> {
-    await this.rows(
-      `UPDATE apps SET name = $2, secret_hash = $3, previous_secret_hash = $4,
-        previous_secret_expires_at = $5, markets = $6, data_sources = $7, revoked_at = $8
-        WHERE app_client_id = $1`,
-      [app.appClientId, app.name, ...appStateParams(app)],
-    );
+    await this.transaction("BEGIN", async (client) => {
+      const [before] = (
+        await client.query(`${APP_SELECT} WHERE app_client_id = $1 FOR UPDATE`, [app.appClientId])
+      ).rows;
+      await client.query(
+        `UPDATE apps SET name = $2, secret_hash = $3, previous_secret_hash = $4,
+          previous_secret_expires_at = $5, markets = $6, data_sources = $7, revoked_at = $8
+          WHERE app_client_id = $1`,
+        [app.appClientId, app.name, ...appStateParams(app)],
+      );
+      if (before && narrowingChanged(appFromRow(before, dateOrNull), app)) {
+        await stampScopeChange(sqlRun(client), {
+          brandId: app.brandId,
+          appClientId: app.appClientId,
+          reason: narrowingChangeReason(app.appClientId),
+          now: new Date(),
+        });
+      }
+    });
   }
 
   async addGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
-    await this.rows(
+    await this.changeGrants(
+      brandId,
+      "add",
+      grants,
       `INSERT INTO grants (brand_id, kind, value)
         SELECT CAST($1 AS text), 'market', unnest(CAST($2 AS text[]))
         UNION ALL SELECT CAST($1 AS text), 'data_source', unnest(CAST($3 AS text[]))
-        ON CONFLICT DO NOTHING`,
-      [brandId, grants.markets ?? [], grants.dataSources ?? []],
+        ON CONFLICT DO NOTHING RETURNING 1`,
     );
   }
 
   async removeGrants(brandId: string, grants: Partial<Grants>): Promise<void> {
-    await this.rows(
+    await this.changeGrants(
+      brandId,
+      "remove",
+      grants,
       `DELETE FROM grants WHERE brand_id = $1
-        AND ((kind = 'market' AND value = ANY($2)) OR (kind = 'data_source' AND value = ANY($3)))`,
-      [brandId, grants.markets ?? [], grants.dataSources ?? []],
+        AND ((kind = 'market' AND value = ANY($2)) OR (kind = 'data_source' AND value = ANY($3)))
+        RETURNING 1`,
     );
+  }
+
+  /** Runs a grant statement ($1 brand, $2 markets, $3 data sources); stamps a scope change when it changed a row. */
+  private async changeGrants(
+    brandId: string,
+    change: "add" | "remove",
+    grants: Partial<Grants>,
+    statement: string,
+  ): Promise<void> {
+    await this.transaction("BEGIN", async (client) => {
+      const changed = await client.query(statement, [brandId, grants.markets ?? [], grants.dataSources ?? []]);
+      if ((changed.rowCount ?? 0) > 0) {
+        await stampScopeChange(sqlRun(client), {
+          brandId,
+          appClientId: null,
+          reason: grantChangeReason(change, grants),
+          now: new Date(),
+        });
+      }
+    });
   }
 
   async upsertFxRates(rates: FxRate[]): Promise<void> {
@@ -240,20 +296,25 @@ export class PostgresStore implements Store {
     const latest = new Map<string, FxRate>();
     for (const rate of rates) latest.set(`${rate.currency} ${rate.date}`, rate);
     const unique = [...latest.values()];
-    // One statement, so the rates and the data generation change together.
-    await this.rows(
-      `WITH upserted AS (
-        INSERT INTO fx_rates (currency, date, rate_e6)
-          SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS date[]), CAST($3 AS bigint[]))
-          ON CONFLICT (currency, date) DO UPDATE SET rate_e6 = excluded.rate_e6
-          RETURNING 1)
-      UPDATE data_generation SET generation = generation + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM upserted)`,
-      [
-        unique.map((rate) => rate.currency),
-        unique.map((rate) => rate.date),
-        unique.map((rate) => rate.rateE6.toString()),
-      ],
-    );
+    // One transaction: the rates and their data version (which bumps the data generation) change together.
+    await this.transaction("BEGIN", async (client) => {
+      const staging = `fx_staging_${randomBytes(6).toString("hex")}`;
+      await client.query(
+        `CREATE TEMP TABLE ${staging} ON COMMIT DROP AS
+          SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS date[]), CAST($3 AS bigint[])) AS s(currency, date, rate_e6)`,
+        [
+          unique.map((rate) => rate.currency),
+          unique.map((rate) => rate.date),
+          unique.map((rate) => rate.rateE6.toString()),
+        ],
+      );
+      const version = await stampFxChange(sqlRun(client), POSTGRES_DIALECT, { staging, now: new Date() });
+      if (version === null) return;
+      await client.query(
+        `INSERT INTO fx_rates (currency, date, rate_e6) SELECT currency, date, rate_e6 FROM ${staging}
+          ON CONFLICT (currency, date) DO UPDATE SET rate_e6 = excluded.rate_e6`,
+      );
+    });
   }
 
   /**
@@ -323,7 +384,7 @@ export class PostgresStore implements Store {
           VALUES ($1, $2, CAST($3 AS date), now(), $4, $5, CAST($6 AS date), CAST($7 AS date))`,
         [brandId, loadId, origin.processingDate, origin.source, count, firstDay, lastDay],
       );
-      await run("UPDATE data_generation SET generation = generation + 1 WHERE id = 1");
+      await stampLoad(sqlRun(client), { brandId, staging, bySource: false, now: new Date() });
       return {
         loadId,
         rows: count,
@@ -442,7 +503,7 @@ function snapshotReader(client: PoolClient): SnapshotReader {
     dialect: POSTGRES_DIALECT,
     page: (plan) => readPage(client, plan),
     count: (plan) => readCount(client, plan),
-    dataVersion: (scope) => readDataVersion(client, scope),
+    dataVersion: async (scope) => String(await rangeVersion(sqlRun(client), scope)),
   };
 }
 
@@ -470,16 +531,9 @@ async function readCount(
   };
 }
 
-/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
-async function readDataVersion(client: PoolClient, scope: RowScope): Promise<string> {
-  const [row] = (
-    await client.query(
-      `SELECT count(*) AS loads FROM loads WHERE brand_id = $1
-        AND first_day <= CAST($2 AS date) AND last_day >= CAST($3 AS date)`,
-      [scope.brandId, scope.to, scope.from],
-    )
-  ).rows;
-  return String(Number(row?.["loads"] ?? 0));
+/** Statements of data-versions.ts on a PostgreSQL connection. */
+function sqlRun(client: PoolClient): SqlRun {
+  return async (sql, params = []) => (await client.query(sql, params as unknown[])).rows;
 }
 
 /** The advisory lock key of a brand's loads: 64 bits of a hash of its id. */

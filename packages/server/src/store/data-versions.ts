@@ -1,0 +1,292 @@
+/**
+ * Data versions (CONTRACT §6): every change of what a brand can read is stamped, in the write's
+ * own transaction, with the next value of the region's `data_generation` counter.
+ *
+ * - a load stamps each day it replaces (`day_versions`) and refreshes the day's row counts per
+ *   market and data source (`day_row_counts`), so that changes are answered without reading
+ *   records;
+ * - an FX load that changes a rate stamps the earliest date whose conversions change
+ *   (`fx_versions`): every day from there on reads differently;
+ * - a grant change (the brand's) or a narrowing change (an app's) stamps the scope
+ *   (`scope_versions`): a client's copy may now lack or hold rows it should not, so it resyncs.
+ *
+ * The counter is one row updated inside each write transaction: writers queue on its row lock, so
+ * versions are issued in commit order and a reader that saw version V has seen every change ≤ V.
+ * Every statement here uses `$n` placeholders and SQL both engines read alike.
+ */
+import type { SqlDialect } from "./sql-dialect.js";
+import type { Grants } from "./store.js";
+
+type Row = Record<string, unknown>;
+
+/** Runs one statement on the caller's connection (inside its transaction or snapshot). */
+export type SqlRun = (sql: string, params?: readonly unknown[]) => Promise<Row[]>;
+
+/** A day whose readable data changed after a version (CONTRACT §6 rule 2). */
+export interface ChangedDay {
+  date: string;
+  /** The day's own version: its last load, or a later FX change that reaches it. */
+  version: bigint;
+  changedAt: Date;
+  /** The caller's visible rows on the day now (grants and the app's narrowing applied). */
+  rows: number;
+}
+
+/** What changed for a caller in a date range since a version. */
+export interface DataChanges {
+  /** The region's current version: what the caller passes as `since` next time. */
+  version: bigint;
+  /** Why the caller's visible scope changed since `since`; null when it did not. */
+  scopeChange: string | null;
+  days: ChangedDay[];
+}
+
+/** Who asks, for which days, since which version (null: every day that has data). */
+export interface DataChangesRequest {
+  brandId: string;
+  appClientId: string;
+  grants: Grants;
+  from: string;
+  to: string;
+  since: bigint | null;
+}
+
+/** The tables, in SQL both engines read (PostgreSQL adds its "C" collation in the migration). */
+export const DATA_VERSION_TABLES = [
+  `CREATE TABLE IF NOT EXISTS day_versions (
+    brand_id VARCHAR NOT NULL,
+    date DATE NOT NULL,
+    version BIGINT NOT NULL,
+    changed_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (brand_id, date)
+  )`,
+  `CREATE TABLE IF NOT EXISTS day_row_counts (
+    brand_id VARCHAR NOT NULL,
+    date DATE NOT NULL,
+    market VARCHAR NOT NULL,
+    data_source VARCHAR NOT NULL,
+    rows BIGINT NOT NULL,
+    PRIMARY KEY (brand_id, date, market, data_source)
+  )`,
+  `CREATE TABLE IF NOT EXISTS fx_versions (
+    version BIGINT PRIMARY KEY,
+    first_date DATE NOT NULL,
+    changed_at_ms BIGINT NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS scope_versions (
+    brand_id VARCHAR NOT NULL,
+    version BIGINT NOT NULL,
+    app_client_id VARCHAR,
+    reason VARCHAR NOT NULL,
+    changed_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (brand_id, version)
+  )`,
+];
+
+/**
+ * Stamps the data already in a store that predates data versions: every day holding records at
+ * the current version, with its row counts. Runs once (it does nothing when counts exist).
+ */
+export const DATA_VERSION_BACKFILL = [
+  `INSERT INTO day_row_counts (brand_id, date, market, data_source, rows)
+    SELECT brand_id, date, market, data_source, count(*) FROM records
+    WHERE NOT EXISTS (SELECT 1 FROM day_row_counts) GROUP BY brand_id, date, market, data_source`,
+  `INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
+    SELECT DISTINCT brand_id, date, (SELECT generation FROM data_generation WHERE id = 1), 0 FROM day_row_counts
+    WHERE NOT EXISTS (SELECT 1 FROM day_versions)`,
+];
+
+/** Takes the next version (the caller's transaction holds the counter's row until it commits). */
+export async function nextVersion(run: SqlRun): Promise<bigint> {
+  const [row] = await run("UPDATE data_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation");
+  return BigInt(String(row?.["generation"]));
+}
+
+/**
+ * After a load replaced the brand's rows of every (day, data source) in `staging` (`bySource`)
+ * or of every day in it: stamps those days with a new version and recounts their rows.
+ */
+export async function stampLoad(
+  run: SqlRun,
+  load: { brandId: string; staging: string; bySource: boolean; now: Date },
+): Promise<bigint> {
+  const version = await nextVersion(run);
+  const { brandId, staging } = load;
+  await run(
+    `INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
+      SELECT DISTINCT CAST($1 AS VARCHAR), date, CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM ${staging}
+      ON CONFLICT (brand_id, date) DO UPDATE SET version = excluded.version, changed_at_ms = excluded.changed_at_ms`,
+    [brandId, version.toString(), load.now.getTime()],
+  );
+  await run(
+    load.bySource
+      ? `DELETE FROM day_row_counts WHERE brand_id = $1
+          AND EXISTS (SELECT 1 FROM ${staging} s WHERE s.date = day_row_counts.date AND s.data_source = day_row_counts.data_source)`
+      : `DELETE FROM day_row_counts WHERE brand_id = $1 AND date IN (SELECT DISTINCT date FROM ${staging})`,
+    [brandId],
+  );
+  await run(
+    `INSERT INTO day_row_counts (brand_id, date, market, data_source, rows)
+      SELECT CAST($1 AS VARCHAR), date, market, data_source, count(*) FROM ${staging} GROUP BY date, market, data_source`,
+    [brandId],
+  );
+  return version;
+}
+
+/**
+ * Before FX rates in `staging` (currency, date, rate_e6) are upserted: when any differs from the
+ * stored rate, stamps the earliest such date with a new version. Returns the version, or null when
+ * no rate changes (then nothing reads differently).
+ */
+export async function stampFxChange(
+  run: SqlRun,
+  dialect: SqlDialect,
+  change: { staging: string; now: Date },
+): Promise<bigint | null> {
+  const [row] = await run(
+    `SELECT ${dialect.formatDate("min(s.date)")} AS first_date FROM ${change.staging} s
+      LEFT JOIN fx_rates f ON f.currency = s.currency AND f.date = s.date
+      WHERE f.rate_e6 IS NULL OR f.rate_e6 <> s.rate_e6`,
+  );
+  const firstDate = row?.["first_date"];
+  if (typeof firstDate !== "string") return null;
+  const version = await nextVersion(run);
+  await run(
+    "INSERT INTO fx_versions (version, first_date, changed_at_ms) VALUES ($1, CAST($2 AS DATE), CAST($3 AS BIGINT))",
+    [version.toString(), firstDate, change.now.getTime()],
+  );
+  return version;
+}
+
+/** Stamps a change of the brand's grants (`appClientId` null) or of one app's narrowing. */
+export async function stampScopeChange(
+  run: SqlRun,
+  change: { brandId: string; appClientId: string | null; reason: string; now: Date },
+): Promise<bigint> {
+  const version = await nextVersion(run);
+  await run(
+    `INSERT INTO scope_versions (brand_id, version, app_client_id, reason, changed_at_ms)
+      VALUES ($1, CAST($2 AS BIGINT), $3, $4, CAST($5 AS BIGINT))`,
+    [change.brandId, version.toString(), change.appClientId, change.reason, change.now.getTime()],
+  );
+  return version;
+}
+
+/** The sentence `scope_versions.reason` holds for a grant change. */
+export function grantChangeReason(change: "add" | "remove", grants: Partial<Grants>): string {
+  const named = [
+    grants.markets?.length ? `markets ${grants.markets.join(", ")}` : null,
+    grants.dataSources?.length ? `data sources ${grants.dataSources.join(", ")}` : null,
+  ].filter((part) => part !== null);
+  return `the brand's grants changed: ${change === "add" ? "added" : "removed"} ${named.join(" and ")}`;
+}
+
+/** The sentence `scope_versions.reason` holds for a change of an app's narrowing. */
+export function narrowingChangeReason(appClientId: string): string {
+  return `the markets or data sources app ${appClientId} is narrowed to changed`;
+}
+
+/** `$first, $first+1, …` for `count` list values: IN lists bound value by value. */
+function placeholders(first: number, count: number): string {
+  return Array.from({ length: count }, (_, index) => `$${first + index}`).join(", ");
+}
+
+/**
+ * The version of a brand's data in `from..to` (`pageInfo.dataVersion`): the latest load of one of
+ * its days, or FX change reaching them. It changes whenever a page of the range could read
+ * differently.
+ */
+export async function rangeVersion(
+  run: SqlRun,
+  range: { brandId: string; from: string; to: string },
+): Promise<bigint> {
+  const [row] = await run(
+    `SELECT
+      (SELECT max(version) FROM day_versions
+        WHERE brand_id = $1 AND date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE)) AS day_version,
+      (SELECT max(version) FROM fx_versions WHERE first_date <= CAST($3 AS DATE)) AS fx_version`,
+    [range.brandId, range.from, range.to],
+  );
+  return maxVersion(row?.["day_version"], row?.["fx_version"]);
+}
+
+/** The brand's latest version: its latest load, FX change or scope change (readiness). */
+export async function brandVersion(run: SqlRun, brandId: string): Promise<bigint> {
+  const [row] = await run(
+    `SELECT
+      (SELECT max(version) FROM day_versions WHERE brand_id = $1) AS day_version,
+      (SELECT max(version) FROM fx_versions) AS fx_version,
+      (SELECT max(version) FROM scope_versions WHERE brand_id = $1) AS scope_version`,
+    [brandId],
+  );
+  return maxVersion(row?.["day_version"], row?.["fx_version"], row?.["scope_version"]);
+}
+
+function maxVersion(...values: unknown[]): bigint {
+  let max = 0n;
+  for (const value of values) {
+    if (value === null || value === undefined) continue;
+    const version = BigInt(String(value));
+    if (version > max) max = version;
+  }
+  return max;
+}
+
+/**
+ * The days of `from..to` whose visible data changed after `since` (CONTRACT §6 rule 2), with the
+ * caller's visible rows now, read from the version tables alone. With `since` null, or when the
+ * caller's scope changed since `since`, every day that has visible rows.
+ */
+export async function readDataChanges(
+  run: SqlRun,
+  dialect: SqlDialect,
+  request: DataChangesRequest,
+): Promise<DataChanges> {
+  const [current] = await run("SELECT generation FROM data_generation WHERE id = 1");
+  const version = BigInt(String(current?.["generation"] ?? 0));
+  let scopeChange: string | null = null;
+  if (request.since !== null) {
+    const [scope] = await run(
+      `SELECT reason FROM scope_versions WHERE brand_id = $1 AND version > CAST($2 AS BIGINT)
+        AND (app_client_id IS NULL OR app_client_id = $3) ORDER BY version DESC LIMIT 1`,
+      [request.brandId, request.since.toString(), request.appClientId],
+    );
+    scopeChange = scope ? String(scope["reason"]) : null;
+  }
+  const { markets, dataSources } = request.grants;
+  const visible =
+    markets.length > 0 && dataSources.length > 0
+      ? `c.market IN (${placeholders(4, markets.length)}) AND c.data_source IN (${placeholders(4 + markets.length, dataSources.length)})`
+      : "FALSE";
+  const rows = await run(
+    `SELECT ${dialect.formatDate("d.date")} AS date, d.version AS day_version, d.changed_at_ms AS day_changed_at_ms,
+      (SELECT max(f.version) FROM fx_versions f WHERE f.first_date <= d.date) AS fx_version,
+      (SELECT max(f.changed_at_ms) FROM fx_versions f WHERE f.first_date <= d.date) AS fx_changed_at_ms,
+      (SELECT coalesce(sum(c.rows), 0) FROM day_row_counts c
+        WHERE c.brand_id = d.brand_id AND c.date = d.date AND ${visible}) AS visible_rows
+    FROM day_versions d
+    WHERE d.brand_id = $1 AND d.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE)
+    ORDER BY d.date`,
+    [request.brandId, request.from, request.to, ...markets, ...dataSources],
+  );
+  const everyDay = request.since === null || scopeChange !== null;
+  const since = request.since ?? 0n;
+  const days: ChangedDay[] = [];
+  for (const row of rows) {
+    const visibleRows = Number(row["visible_rows"] ?? 0);
+    const dayVersion = BigInt(String(row["day_version"]));
+    const fxVersion = row["fx_version"] === null ? null : BigInt(String(row["fx_version"]));
+    const changed = everyDay
+      ? visibleRows > 0
+      : dayVersion > since || (fxVersion !== null && fxVersion > since && visibleRows > 0);
+    if (!changed) continue;
+    const byFx = fxVersion !== null && fxVersion > dayVersion;
+    days.push({
+      date: String(row["date"]),
+      version: byFx ? fxVersion : dayVersion,
+      changedAt: new Date(Number(byFx ? row["fx_changed_at_ms"] : row["day_changed_at_ms"])),
+      rows: visibleRows,
+    });
+  }
+  return { version, scopeChange, days };
+}

@@ -1,0 +1,365 @@
+/**
+ * Data versions and `marketingDataChanges` (CONTRACT §6 rules 1–2), through the admin API and
+ * GraphQL over HTTP handling, on both stores: restated days are listed exactly, an FX change lists
+ * its day and every later day with data, scope changes require a full resync, versions only grow,
+ * survive a restart, and a bad `since` answers INVALID_DATA_VERSION.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { ensureAdminToken } from "../src/admin/admin-token.js";
+import { addDays, todayIn } from "../src/calendar.js";
+import { loadConfig, type ServiceConfig } from "../src/config.js";
+import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
+import { buildService, type Service } from "../src/server.js";
+import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { migrateDatabase } from "../src/store/open-store.js";
+import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
+import type { Store } from "../src/store/store.js";
+import { createTestDatabase } from "./support/postgres.js";
+
+const DAYS = 60;
+const HEADER =
+  "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
+
+const CHANGES = `query($c: ID!, $r: DateRangeInput!, $s: String) {
+  marketingDataChanges(clientId: $c, dateRange: $r, since: $s) {
+    dataVersion fullResyncRequired reason days { date dataVersion changedAt rows }
+  }
+}`;
+const COUNT = `query($c: ID!, $r: DateRangeInput!) {
+  marketingRecords(clientId: $c, dateRange: $r) { recordId }
+}`;
+const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }";
+
+interface ChangedDay {
+  date: string;
+  dataVersion: string;
+  changedAt: string;
+  rows: number;
+}
+interface Changes {
+  dataVersion: string;
+  fullResyncRequired: boolean;
+  reason: string | null;
+  days: ChangedDay[];
+}
+
+interface Engine {
+  name: string;
+  /** Opens the engine's store: the same one again when called twice (a restart). */
+  open(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+function duckdbEngine(): Engine {
+  let dataDir = "";
+  return {
+    name: "duckdb",
+    async open() {
+      dataDir ||= await mkdtemp(join(tmpdir(), "mdq-changes-"));
+      return openDuckDbStore(dataDir);
+    },
+    cleanup: () => rm(dataDir, { recursive: true, force: true }),
+  };
+}
+
+function postgresEngine(): Engine {
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  return {
+    name: "postgres",
+    async open() {
+      if (!database) {
+        database = await createTestDatabase("changes");
+        await migrateDatabase(database.url);
+      }
+      return openPostgresStore({ url: database.url, poolSize: 4 });
+    },
+    cleanup: async () => database?.drop(),
+  };
+}
+
+for (const engine of [duckdbEngine(), postgresEngine()]) {
+  describe(`data versions and marketingDataChanges: ${engine.name}`, () => {
+    let store: Store;
+    let service: Service;
+    let config: ServiceConfig;
+    let credentials: DemoCredentials;
+    let adminToken: string;
+    let work: string;
+    let today: string;
+    const tokens = new Map<string, string>();
+
+    async function start(): Promise<void> {
+      store = await engine.open();
+      service = await buildService(config, { store });
+    }
+    async function stop(): Promise<void> {
+      await service.app.close();
+    }
+
+    async function token(appClientId: string): Promise<string> {
+      const cached = tokens.get(appClientId);
+      if (cached) return cached;
+      const app = credentials.apps.find((entry) => entry.appClientId === appClientId)!;
+      const response = await service.app.inject({
+        method: "POST",
+        url: "/oauth2/token",
+        headers: {
+          authorization: `Basic ${Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        payload: "grant_type=client_credentials&scope=api_data%2Fread",
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const issued = response.json().access_token as string;
+      tokens.set(appClientId, issued);
+      return issued;
+    }
+
+    async function graphql(
+      query: string,
+      variables: Record<string, unknown>,
+      appClientId = "app-acme-analytics",
+    ): Promise<{ status: number; body: Record<string, unknown> & { data?: Record<string, unknown> | null } }> {
+      const response = await service.app.inject({
+        method: "POST",
+        url: "/graphql",
+        headers: { authorization: `Bearer ${await token(appClientId)}`, "content-type": "application/json" },
+        payload: JSON.stringify({ query, variables }),
+      });
+      return { status: response.statusCode, body: response.json() };
+    }
+
+    async function changes(
+      range: { from: string; to: string },
+      since: string | null,
+      appClientId = "app-acme-analytics",
+      brand = "brand-acme",
+    ): Promise<Changes> {
+      const response = await graphql(CHANGES, { c: brand, r: range, s: since }, appClientId);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.equal(response.body["errors"], undefined, JSON.stringify(response.body));
+      return response.body.data?.["marketingDataChanges"] as Changes;
+    }
+
+    async function admin(url: string, body: unknown): Promise<void> {
+      const response = await service.adminApp.inject({
+        method: "POST",
+        url,
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        payload: JSON.stringify(body),
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    }
+
+    /** Loads `lines` (CSV rows without header) for brand-acme. */
+    async function load(name: string, lines: string[]): Promise<void> {
+      const path = join(work, name);
+      await writeFile(path, `${HEADER}\n${lines.join("\n")}\n`);
+      await admin("/admin/loads", { brandId: "brand-acme", path });
+    }
+
+    const first = () => addDays(today, -DAYS);
+    const last = () => addDays(today, -1);
+    const whole = () => ({ from: first(), to: last() });
+
+    before(async () => {
+      work = await mkdtemp(join(tmpdir(), "mdq-changes-files-"));
+      const dataDir = await mkdtemp(join(tmpdir(), "mdq-changes-dir-"));
+      config = loadConfig(
+        {},
+        {
+          region: "uk",
+          authUrl: "http://auth.test",
+          baseUrl: "http://api.test",
+          rateLimitMax: 1_000_000,
+          logLevel: "silent",
+          dataDir,
+          pageCacheMb: 0,
+        },
+      );
+      today = todayIn(config.timeZone);
+      adminToken = await ensureAdminToken(dataDir);
+      const seeding = await engine.open();
+      credentials = await seedDemoRegion(seeding, {
+        region: config.region,
+        authUrl: config.authUrl,
+        baseUrl: config.baseUrl,
+        today,
+        days: DAYS,
+      });
+      await seeding.close();
+      await start();
+    });
+    after(async () => {
+      await stop();
+      await store.close();
+      await engine.cleanup();
+      await rm(work, { recursive: true, force: true });
+    });
+
+    it("lists every day that has data with since null, each with the caller's visible rows", async () => {
+      const listed = await changes(whole(), null);
+      assert.match(listed.dataVersion, /^uk\.\d+$/);
+      assert.equal(listed.fullResyncRequired, false);
+      assert.equal(listed.reason, null);
+      assert.deepEqual(
+        listed.days.map((day) => day.date),
+        Array.from({ length: DAYS }, (_, index) => addDays(first(), index)),
+      );
+      // The rows of the first 30 days are exactly what marketingRecords counts there.
+      const range = { from: first(), to: addDays(first(), 29) };
+      const page = await graphql(COUNT, { c: "brand-acme", r: range });
+      const totalCount = (
+        page.body["extensions"] as { pageInfo: { marketingRecords: { totalCount: number } } }
+      ).pageInfo.marketingRecords.totalCount;
+      const summed = listed.days.slice(0, 30).reduce((sum, day) => sum + day.rows, 0);
+      assert.equal(summed, totalCount);
+      // The narrowed app sees fewer rows on the same days.
+      const narrowed = await changes(whole(), null, "app-acme-uk");
+      assert.ok(narrowed.days.every((day, index) => day.rows < listed.days[index]!.rows));
+    });
+
+    it("lists nothing when nothing changed since the version it returned", async () => {
+      const { dataVersion } = await changes(whole(), null);
+      const again = await changes(whole(), dataVersion);
+      assert.deepEqual(again, { dataVersion, fullResyncRequired: false, reason: null, days: [] });
+    });
+
+    it("lists exactly the 3 restated days, with their new rows, and pageInfo and readiness speak the new version", async () => {
+      const before = await changes(whole(), null);
+      const restated = [addDays(first(), 10), addDays(first(), 11), addDays(first(), 40)];
+      await load(
+        "restate.csv",
+        restated.flatMap((date) => [
+          `r-${date}-1,${date},GB,google_ads,search,c-1,Restated,10,1,2.50,0.5,4.00,GBP`,
+          `r-${date}-2,${date},ES,google_ads,search,c-1,Restated,10,1,2.50,0.5,4.00,EUR`,
+        ]),
+      );
+      const after = await changes(whole(), before.dataVersion);
+      assert.ok(BigInt(after.dataVersion.slice(3)) > BigInt(before.dataVersion.slice(3)));
+      // ES is stored but outside brand-acme's grants: one visible row a day.
+      assert.deepEqual(
+        after.days.map((day) => [day.date, day.rows, day.dataVersion]),
+        restated.map((date) => [date, 1, after.dataVersion]),
+      );
+      for (const day of after.days) assert.ok(Date.now() - Date.parse(day.changedAt) < 60_000);
+
+      const readiness = await graphql(READINESS, { c: "brand-acme" });
+      assert.deepEqual(readiness.body.data, { marketingDataReadiness: { dataVersion: after.dataVersion } });
+      const touched = await graphql(COUNT, { c: "brand-acme", r: { from: restated[0], to: restated[0] } });
+      const untouched = await graphql(COUNT, { c: "brand-acme", r: { from: addDays(first(), 50), to: last() } });
+      const versionOf = (response: typeof touched) =>
+        (response.body["extensions"] as { pageInfo: { marketingRecords: { dataVersion: string } } }).pageInfo
+          .marketingRecords.dataVersion;
+      assert.equal(versionOf(touched), after.dataVersion);
+      assert.ok(BigInt(versionOf(untouched).slice(3)) < BigInt(after.dataVersion.slice(3)));
+    });
+
+    it("lists a day whose restatement emptied it, with 0 rows", async () => {
+      const { dataVersion } = await changes(whole(), null);
+      const day = addDays(first(), 20);
+      await load("empty-visible.csv", [`e-${day},${day},ES,google_ads,search,c-1,Hidden,1,1,1.00,0,1.00,EUR`]);
+      const after = await changes(whole(), dataVersion);
+      assert.deepEqual(
+        after.days.map((entry) => [entry.date, entry.rows]),
+        [[day, 0]],
+      );
+    });
+
+    it("after an FX change of one GBP rate lists that day and every later day with data, none before", async () => {
+      const { dataVersion } = await changes(whole(), null);
+      const changedDay = addDays(first(), 45);
+      const path = join(work, "fx.csv");
+      await writeFile(path, `date,currency,rate\n${changedDay},GBP,0.91234\n`);
+      await admin("/admin/fx", { path });
+      const after = await changes(whole(), dataVersion);
+      const expected = Array.from({ length: DAYS - 45 }, (_, index) => addDays(changedDay, index));
+      assert.deepEqual(
+        after.days.map((day) => day.date),
+        expected,
+      );
+      assert.ok(after.days.every((day) => day.dataVersion === after.dataVersion && day.rows > 0));
+      // The same rates again change nothing.
+      await admin("/admin/fx", { path });
+      assert.deepEqual((await changes(whole(), after.dataVersion)).days, []);
+    });
+
+    it("requires a full resync after a grant removal, and the listing shows what is visible now", async () => {
+      const { dataVersion } = await changes(whole(), null, "app-globex-bi", "brand-globex");
+      await admin("/admin/grants/remove", { brandId: "brand-globex", markets: ["JP"] });
+      const after = await changes(whole(), dataVersion, "app-globex-bi", "brand-globex");
+      assert.equal(after.fullResyncRequired, true);
+      assert.equal(after.reason, "the brand's grants changed: removed markets JP");
+      assert.equal(after.days.length, DAYS);
+      // Another brand's clients are not affected.
+      const acme = await changes(whole(), null);
+      assert.equal((await changes(whole(), acme.dataVersion)).fullResyncRequired, false);
+    });
+
+    it("requires a full resync of a narrowed app's clients only", async () => {
+      const uk = await changes(whole(), null, "app-acme-uk");
+      const analytics = await changes(whole(), null, "app-acme-analytics");
+      await admin("/admin/apps/app-acme-uk/narrow", { dataSources: ["google_ads"] });
+      const after = await changes(whole(), uk.dataVersion, "app-acme-uk");
+      assert.equal(after.fullResyncRequired, true);
+      assert.equal(after.reason, "the markets or data sources app app-acme-uk is narrowed to changed");
+      assert.equal((await changes(whole(), analytics.dataVersion, "app-acme-analytics")).fullResyncRequired, false);
+    });
+
+    it("answers INVALID_DATA_VERSION for garbage, another region's, a future or an empty since, and 403 for another brand", async () => {
+      const { dataVersion } = await changes(whole(), null);
+      const future = `uk.${BigInt(dataVersion.slice(3)) + 1000n}`;
+      for (const since of ["garbage", "us.1", future, "", "uk.-1", "uk.01"]) {
+        const response = await graphql(CHANGES, { c: "brand-acme", r: whole(), s: since });
+        assert.equal(response.status, 200);
+        assert.equal(response.body.data, null, since);
+        assert.deepEqual(
+          (response.body["errors"] as { extensions: { code: string } }[]).map((error) => error.extensions.code),
+          ["INVALID_DATA_VERSION"],
+          since,
+        );
+      }
+      const forbidden = await graphql(CHANGES, { c: "brand-globex", r: whole(), s: null });
+      assert.equal(forbidden.status, 403);
+    });
+
+    it("checks the range: at most 366 days, to not before from", async () => {
+      const tooLong = await graphql(CHANGES, { c: "brand-acme", r: { from: addDays(last(), -366), to: last() } });
+      assert.deepEqual(
+        (tooLong.body["errors"] as { extensions: { code: string } }[]).map((error) => error.extensions.code),
+        ["DATE_RANGE_TOO_LONG"],
+      );
+      const year = await changes({ from: addDays(last(), -365), to: last() }, null);
+      assert.deepEqual(year, await changes(whole(), null));
+      const reversed = await graphql(CHANGES, { c: "brand-acme", r: { from: last(), to: first() } });
+      assert.deepEqual(
+        (reversed.body["errors"] as { extensions: { code: string } }[]).map((error) => error.extensions.code),
+        ["INVALID_DATE_RANGE"],
+      );
+    });
+
+    it("keeps versions and changes across a restart of the store", async () => {
+      const beforeRestart = await changes(whole(), null);
+      const version = beforeRestart.dataVersion;
+      await stop();
+      await store.close();
+      tokens.clear();
+      await start();
+      const afterRestart = await changes(whole(), null);
+      assert.deepEqual(afterRestart, beforeRestart);
+      assert.deepEqual((await changes(whole(), version)).days, []);
+      const day = addDays(first(), 5);
+      await load("after-restart.csv", [`x-${day},${day},GB,meta_ads,social,c-9,After,1,1,1.00,0,1.00,GBP`]);
+      const next = await changes(whole(), version);
+      assert.ok(BigInt(next.dataVersion.slice(3)) > BigInt(version.slice(3)));
+      assert.deepEqual(
+        next.days.map((entry) => entry.date),
+        [day],
+      );
+    });
+  });
+}
