@@ -104,6 +104,9 @@ describe("marketingAggregate", () => {
   let calendarToken: string;
   let acmeRecords: StoredRecord[];
   let range: { from: string; to: string };
+  /** The brands' data versions as readiness reports them: pageInfo speaks the same (CONTRACT §6 rule 1). */
+  let acmeVersion: string;
+  let calendarVersion: string;
 
   before(async () => {
     region = await startTestRegion({ days: DAYS });
@@ -143,6 +146,16 @@ describe("marketingAggregate", () => {
       createdAt: now,
     });
     calendarToken = await region.token("app-calendar", secret);
+    const readinessVersion = async (brandId: string, token: string) => {
+      const response = await region.graphql(
+        "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }",
+        { c: brandId },
+        token,
+      );
+      return (response.body.data?.["marketingDataReadiness"] as { dataVersion: string }).dataVersion;
+    };
+    acmeVersion = await readinessVersion(acme.brandClientId, acmeToken);
+    calendarVersion = await readinessVersion("brand-calendar", calendarToken);
   });
   after(() => region.close());
 
@@ -195,7 +208,7 @@ describe("marketingAggregate", () => {
       pageSize: 1000,
       totalCount: 1,
       hasNextPage: false,
-      dataVersion: "1",
+      dataVersion: calendarVersion,
     });
     const past = await calendar({ g: [], p: { page: 2 } });
     assert.deepEqual(groupsOf(past), []);
@@ -204,7 +217,7 @@ describe("marketingAggregate", () => {
       pageSize: 1000,
       totalCount: 1,
       hasNextPage: false,
-      dataVersion: "1",
+      dataVersion: calendarVersion,
     });
 
     const demoTotals = groupsOf(
@@ -331,7 +344,7 @@ describe("marketingAggregate", () => {
       pageSize: 1000,
       totalCount: 4,
       hasNextPage: false,
-      dataVersion: "1",
+      dataVersion: calendarVersion,
     });
   });
 
@@ -476,9 +489,9 @@ describe("marketingAggregate", () => {
     const groups = acmeRecords.length; // one (day, campaign) group per record
     assert.deepEqual(response.body.extensions, {
       pageInfo: {
-        first: { page: 1, pageSize: 1000, totalCount: groups, hasNextPage: true, dataVersion: "1" },
-        second: { page: 2, pageSize: 1000, totalCount: groups, hasNextPage: false, dataVersion: "1" },
-        days: { page: 1, pageSize: 1000, totalCount: 90, hasNextPage: false, dataVersion: "1" },
+        first: { page: 1, pageSize: 1000, totalCount: groups, hasNextPage: true, dataVersion: acmeVersion },
+        second: { page: 2, pageSize: 1000, totalCount: groups, hasNextPage: false, dataVersion: acmeVersion },
+        days: { page: 1, pageSize: 1000, totalCount: 90, hasNextPage: false, dataVersion: acmeVersion },
       },
     });
     const second = response.body.data?.["second"] as unknown[];
@@ -497,7 +510,7 @@ describe("marketingAggregate", () => {
       pageSize: 5000,
       totalCount: groupCount,
       hasNextPage: false,
-      dataVersion: "1",
+      dataVersion: acmeVersion,
     });
     const walked: Group[] = [];
     for (const page of [1, 2]) {
@@ -509,7 +522,7 @@ describe("marketingAggregate", () => {
         pageSize: 1000,
         totalCount: groupCount,
         hasNextPage: page === 1,
-        dataVersion: "1",
+        dataVersion: acmeVersion,
       });
       walked.push(...groups);
     }
@@ -526,7 +539,7 @@ describe("marketingAggregate", () => {
       pageSize: groupCount,
       totalCount: groupCount,
       hasNextPage: false,
-      dataVersion: "1",
+      dataVersion: acmeVersion,
     });
     const past = await demo({ ...variables, p: { page: 3 } }, selection);
     assert.deepEqual(groupsOf(past), []);
@@ -535,7 +548,7 @@ describe("marketingAggregate", () => {
       pageSize: 1000,
       totalCount: groupCount,
       hasNextPage: false,
-      dataVersion: "1",
+      dataVersion: acmeVersion,
     });
   });
 });

@@ -123,7 +123,10 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       query: string,
       variables: Record<string, unknown>,
       appClientId = "app-acme-analytics",
-    ): Promise<{ status: number; body: Record<string, unknown> & { data?: Record<string, unknown> | null } }> {
+    ): Promise<{
+      status: number;
+      body: Record<string, unknown> & { data?: Record<string, unknown> | null };
+    }> {
       const response = await service.app.inject({
         method: "POST",
         url: "/graphql",
@@ -251,7 +254,10 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       const readiness = await graphql(READINESS, { c: "brand-acme" });
       assert.deepEqual(readiness.body.data, { marketingDataReadiness: { dataVersion: after.dataVersion } });
       const touched = await graphql(COUNT, { c: "brand-acme", r: { from: restated[0], to: restated[0] } });
-      const untouched = await graphql(COUNT, { c: "brand-acme", r: { from: addDays(first(), 50), to: last() } });
+      const untouched = await graphql(COUNT, {
+        c: "brand-acme",
+        r: { from: addDays(first(), 50), to: last() },
+      });
       const versionOf = (response: typeof touched) =>
         (response.body["extensions"] as { pageInfo: { marketingRecords: { dataVersion: string } } }).pageInfo
           .marketingRecords.dataVersion;
@@ -262,7 +268,9 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
     it("lists a day whose restatement emptied it, with 0 rows", async () => {
       const { dataVersion } = await changes(whole(), null);
       const day = addDays(first(), 20);
-      await load("empty-visible.csv", [`e-${day},${day},ES,google_ads,search,c-1,Hidden,1,1,1.00,0,1.00,EUR`]);
+      await load("empty-visible.csv", [
+        `e-${day},${day},ES,google_ads,search,c-1,Hidden,1,1,1.00,0,1.00,EUR`,
+      ]);
       const after = await changes(whole(), dataVersion);
       assert.deepEqual(
         after.days.map((entry) => [entry.date, entry.rows]),
@@ -307,7 +315,10 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       const after = await changes(whole(), uk.dataVersion, "app-acme-uk");
       assert.equal(after.fullResyncRequired, true);
       assert.equal(after.reason, "the markets or data sources app app-acme-uk is narrowed to changed");
-      assert.equal((await changes(whole(), analytics.dataVersion, "app-acme-analytics")).fullResyncRequired, false);
+      assert.equal(
+        (await changes(whole(), analytics.dataVersion, "app-acme-analytics")).fullResyncRequired,
+        false,
+      );
     });
 
     it("answers INVALID_DATA_VERSION for garbage, another region's, a future or an empty since, and 403 for another brand", async () => {
@@ -318,7 +329,9 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
         assert.equal(response.status, 200);
         assert.equal(response.body.data, null, since);
         assert.deepEqual(
-          (response.body["errors"] as { extensions: { code: string } }[]).map((error) => error.extensions.code),
+          (response.body["errors"] as { extensions: { code: string } }[]).map(
+            (error) => error.extensions.code,
+          ),
           ["INVALID_DATA_VERSION"],
           since,
         );
@@ -328,7 +341,10 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
     });
 
     it("checks the range: at most 366 days, to not before from", async () => {
-      const tooLong = await graphql(CHANGES, { c: "brand-acme", r: { from: addDays(last(), -366), to: last() } });
+      const tooLong = await graphql(CHANGES, {
+        c: "brand-acme",
+        r: { from: addDays(last(), -366), to: last() },
+      });
       assert.deepEqual(
         (tooLong.body["errors"] as { extensions: { code: string } }[]).map((error) => error.extensions.code),
         ["DATE_RANGE_TOO_LONG"],

@@ -375,6 +375,25 @@ const CASES: ErrorCase[] = [
     message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
   },
   {
+    code: "INVALID_DATA_VERSION",
+    behaviour: "changes since a version of another region",
+    request: (f) => ({
+      query: `{ marketingDataChanges(clientId: "${f.clientId}", ${range(f.day, f.day)}, since: "us.1") { dataVersion } }`,
+    }),
+    data: "null",
+    message:
+      /^since \("us\.1"\) is not a data version of region uk: pass a dataVersion this region returned, or null for every day$/,
+  },
+  {
+    code: "INVALID_DATA_VERSION",
+    behaviour: "changes since a version this region has not issued yet",
+    request: (f) => ({
+      query: `{ marketingDataChanges(clientId: "${f.clientId}", ${range(f.day, f.day)}, since: "uk.999999999") { dataVersion } }`,
+    }),
+    data: "null",
+    message: /^since \(uk\.999999999\) is later than the region's current data version \(uk\.\d+\)$/,
+  },
+  {
     code: "QUERY_TOO_COMPLEX",
     behaviour: "a query with more aliases than allowed",
     request: (f) => ({

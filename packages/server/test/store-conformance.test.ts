@@ -22,6 +22,7 @@ import type { AggregateQuery, RecordField, RecordsQuery, RowScope } from "../src
 import {
   type App,
   type FxRate,
+  type Grants,
   MissingFxRateError,
   RecordIdConflictError,
   type Store,
@@ -492,6 +493,15 @@ for (const engine of ENGINES) {
 
     it("publishes and reports readiness and the brand's data status", async () => {
       const brandId = "cf-ready";
+      let loadedVersion: string | undefined;
+      /** Readiness facts; the brand's data version must stay the one its load set (publishing is no change). */
+      const readinessOf = async (id: string, date: string, grantsOf: Grants) => {
+        const { dataVersion, ...facts } = await store.readiness(id, date, grantsOf);
+        assert.match(dataVersion, /^[0-9]+$/);
+        loadedVersion ??= dataVersion;
+        assert.equal(dataVersion, loadedVersion);
+        return facts;
+      };
       const grants = { markets: ["DE"], dataSources: ["google_ads"] };
       assert.deepEqual(await store.brandDataStatus(brandId), {
         rows: 0,
@@ -505,7 +515,7 @@ for (const engine of ENGINES) {
         record("b", "2021-03-05", { dataSource: "meta_ads" }),
         record("c", "2021-03-07", { market: "GB" }),
       ]);
-      assert.deepEqual(await store.readiness(brandId, "2021-03-08", grants), {
+      assert.deepEqual(await readinessOf(brandId, "2021-03-08", grants), {
         published: false,
         lastProcessedAt: null,
         availableThrough: "2021-03-01",
@@ -514,7 +524,7 @@ for (const engine of ENGINES) {
       const second = new Date("2021-03-09T06:00:00.200Z");
       const again = new Date("2021-03-09T07:00:00.300Z");
       await store.publish(brandId, "2021-03-08", first);
-      assert.deepEqual(await store.readiness(brandId, "2021-03-08", grants), {
+      assert.deepEqual(await readinessOf(brandId, "2021-03-08", grants), {
         published: true,
         lastProcessedAt: first,
         availableThrough: "2021-03-01",
@@ -522,7 +532,7 @@ for (const engine of ENGINES) {
       await store.publish(brandId, "2021-03-09", second);
       await store.publish(brandId, "2021-03-08", again);
       assert.deepEqual(
-        await store.readiness(brandId, "2021-03-10", {
+        await readinessOf(brandId, "2021-03-10", {
           markets: ["DE", "GB"],
           dataSources: ["google_ads", "meta_ads"],
         }),
@@ -533,7 +543,7 @@ for (const engine of ENGINES) {
         },
       );
       assert.deepEqual(
-        await store.readiness(brandId, "2021-03-09", { markets: [], dataSources: ["google_ads"] }),
+        await readinessOf(brandId, "2021-03-09", { markets: [], dataSources: ["google_ads"] }),
         {
           published: true,
           lastProcessedAt: again,

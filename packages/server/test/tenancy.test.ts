@@ -361,6 +361,13 @@ describe("tenancy: brands and grants", () => {
       });
       const token = await region.token(entry.appClientId, secret);
       const variables = { c: entry.brandId, r: range, p: { pageSize: 1000 } };
+      const readiness = await region.graphql(
+        "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }",
+        { c: entry.brandId },
+        token,
+      );
+      // pageInfo speaks the version readiness reports (CONTRACT §6 rule 1).
+      const { dataVersion } = readiness.body.data?.["marketingDataReadiness"] as { dataVersion: string };
       const recordsResponse = await region.graphql(RECORDS, variables, token);
       assert.equal(recordsResponse.status, 200);
       assert.deepEqual(recordsResponse.body, {
@@ -372,7 +379,7 @@ describe("tenancy: brands and grants", () => {
               pageSize: 1000,
               totalCount: 0,
               hasNextPage: false,
-              dataVersion: "1",
+              dataVersion,
             },
           },
         },
@@ -392,7 +399,7 @@ describe("tenancy: brands and grants", () => {
               pageSize: 5000,
               totalCount: 0,
               hasNextPage: false,
-              dataVersion: "1",
+              dataVersion,
             },
           },
         },

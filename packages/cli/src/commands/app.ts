@@ -1,4 +1,4 @@
-/** `mdq app create|list|rotate-secret|revoke`: the apps that authenticate at the token endpoint. */
+/** `mdq app create|list|narrow|rotate-secret|revoke`: the apps that authenticate at the token endpoint. */
 import { Command } from "commander";
 import { type AppInfo, type AppWithSecret, connectAdmin } from "../admin-client.js";
 import {
@@ -17,6 +17,7 @@ export function appCommand(): Command {
     .description("Register apps of a brand, rotate their secrets, revoke them.")
     .addCommand(appCreateCommand())
     .addCommand(appListCommand())
+    .addCommand(appNarrowCommand())
     .addCommand(appRotateSecretCommand())
     .addCommand(appRevokeCommand());
 }
@@ -108,6 +109,42 @@ function appListCommand(): Command {
           ),
     );
   });
+}
+
+/** `all` (every one of the brand's) as the empty list the admin API takes for "no narrowing". */
+function allOr(parse: (text: string) => string[]) {
+  return (text: string): string[] => (text === "all" ? [] : parse(text));
+}
+
+function appNarrowCommand(): Command {
+  return withCommonFlags(
+    new Command("narrow")
+      .description(
+        "Change the markets or data sources an app is narrowed to; its clients must copy their data again (fullResyncRequired).",
+      )
+      .argument("<appClientId>", "the app")
+      .option("--markets <codes>", "these of the brand's markets, e.g. GB,DE, or all", allOr(markets))
+      .option("--data-sources <ids>", "these of the brand's data sources, or all", allOr(dataSources)),
+    "mdq app narrow app_0123abcd --markets GB --data-sources all",
+  ).action(
+    async (appClientId: string, flags: CommonFlags & { markets?: string[]; dataSources?: string[] }) => {
+      const admin = await connectAdmin(flags);
+      const answer = await admin.post<{ app: AppInfo }>(
+        `/admin/apps/${encodeURIComponent(appClientId)}/narrow`,
+        {
+          ...(flags.markets === undefined ? {} : { markets: flags.markets }),
+          ...(flags.dataSources === undefined ? {} : { dataSources: flags.dataSources }),
+        },
+      );
+      emit(flags.json, answer, ({ app }) =>
+        [
+          `App ${app.appClientId} (${app.name}) of brand ${app.brandId} now reads:`,
+          `  markets:       ${list(app.markets)}`,
+          `  data sources:  ${list(app.dataSources)}`,
+        ].join("\n"),
+      );
+    },
+  );
 }
 
 function appRotateSecretCommand(): Command {

@@ -98,7 +98,9 @@ export const DATA_VERSION_BACKFILL = [
 
 /** Takes the next version (the caller's transaction holds the counter's row until it commits). */
 export async function nextVersion(run: SqlRun): Promise<bigint> {
-  const [row] = await run("UPDATE data_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation");
+  const [row] = await run(
+    "UPDATE data_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation",
+  );
   return BigInt(String(row?.["generation"]));
 }
 

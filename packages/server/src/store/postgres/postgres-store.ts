@@ -192,7 +192,9 @@ export class PostgresStore implements Store {
       published: row?.["published"] === true,
       lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
       availableThrough: (row?.["available_through"] as string | null) ?? null,
-      dataVersion: (await brandVersion((sql, params) => this.rows(sql, params as Params), brandId)).toString(),
+      dataVersion: (
+        await brandVersion((sql, params) => this.rows(sql, params as Params), brandId)
+      ).toString(),
     };
   }
 
@@ -278,7 +280,11 @@ export class PostgresStore implements Store {
     statement: string,
   ): Promise<void> {
     await this.transaction("BEGIN", async (client) => {
-      const changed = await client.query(statement, [brandId, grants.markets ?? [], grants.dataSources ?? []]);
+      const changed = await client.query(statement, [
+        brandId,
+        grants.markets ?? [],
+        grants.dataSources ?? [],
+      ]);
       if ((changed.rowCount ?? 0) > 0) {
         await stampScopeChange(sqlRun(client), {
           brandId,
