@@ -152,7 +152,9 @@ describe("marketingAggregate", () => {
         { c: brandId },
         token,
       );
-      return (response.body.data?.["marketingDataReadiness"] as { dataVersion: string }).dataVersion;
+      const readiness = response.body.data?.["marketingDataReadiness"] as { dataVersion: string } | undefined;
+      assert.ok(readiness, JSON.stringify(response.body));
+      return readiness.dataVersion;
     };
     acmeVersion = await readinessVersion(acme.brandClientId, acmeToken);
     calendarVersion = await readinessVersion("brand-calendar", calendarToken);

@@ -367,7 +367,11 @@ describe("tenancy: brands and grants", () => {
         token,
       );
       // pageInfo speaks the version readiness reports (CONTRACT §6 rule 1).
-      const { dataVersion } = readiness.body.data?.["marketingDataReadiness"] as { dataVersion: string };
+      const readinessAnswer = readiness.body.data?.["marketingDataReadiness"] as
+        | { dataVersion: string }
+        | undefined;
+      assert.ok(readinessAnswer, JSON.stringify(readiness.body));
+      const { dataVersion } = readinessAnswer;
       const recordsResponse = await region.graphql(RECORDS, variables, token);
       assert.equal(recordsResponse.status, 200);
       assert.deepEqual(recordsResponse.body, {

@@ -28,7 +28,7 @@ import {
 } from "../data-versions.js";
 import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
 import type { PlannedCount, PlannedPage } from "../query-planner.js";
-import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
+import type { AggregateQuery, RecordsQuery } from "../query-request.js";
 import { appFromRow, brandFromRow, narrowingChanged } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import {
