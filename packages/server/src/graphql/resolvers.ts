@@ -124,7 +124,7 @@ export const resolvers = {
       if (since !== null && since > changes.version) {
         throw new MdqError(
           "INVALID_DATA_VERSION",
-          `since (${args.since}) is later than the region's current data version (${dataVersionText(caller.region, changes.version)})`,
+          `since (${JSON.stringify(args.since)}) is later than the region's current data version (${dataVersionText(caller.region, changes.version)})`,
         );
       }
       return {
