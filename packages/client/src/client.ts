@@ -12,7 +12,14 @@
  * price is memory for one window (two while the next one is prefetched); `windowDays` bounds it.
  */
 import { type ClientCredentialsConfig, validateClientConfig } from "./config.js";
-import { type DateWindow, MAX_WINDOW_DAYS, splitDateRange, type WindowAlignment } from "./date-windows.js";
+import {
+  type DateWindow,
+  fromEpochDay,
+  MAX_WINDOW_DAYS,
+  splitDateRange,
+  toEpochDay,
+  type WindowAlignment,
+} from "./date-windows.js";
 import { MdqClientError } from "./errors.js";
 import {
   DEFAULT_RETRY_POLICY,
@@ -26,7 +33,9 @@ import { abortedError, DEFAULT_RATE_LIMIT, RequestBudget, systemClock } from "./
 import { TokenManager } from "./token-manager.js";
 import type {
   AggregateOptions,
+  ChangedDay,
   Clock,
+  DataChanges,
   Dimension,
   MarketingAggregate,
   MarketingRecord,
@@ -121,8 +130,33 @@ const MY_ACCESS_QUERY = `query MdqMyAccess($clientId: ID!) {
 }`;
 
 const READINESS_QUERY = `query MdqReadiness($clientId: ID!, $date: Date) {
-  marketingDataReadiness(clientId: $clientId, date: $date) { status lastProcessedAt date availableThrough }
+  marketingDataReadiness(clientId: $clientId, date: $date) { status lastProcessedAt date availableThrough dataVersion }
 }`;
+
+const CHANGES_QUERY = `query MdqChanges($clientId: ID!, $dateRange: DateRangeInput!, $since: String) {
+  marketingDataChanges(clientId: $clientId, dateRange: $dateRange, since: $since) {
+    dataVersion fullResyncRequired reason days { date dataVersion changedAt rows }
+  }
+}`;
+
+/** Longest range of one `marketingDataChanges` request (CONTRACT §6 rule 2). */
+export const MAX_CHANGES_WINDOW_DAYS = 366;
+
+/** `from..to` cut into consecutive windows of at most 366 days, oldest first. */
+function changesWindows(from: string, to: string): DateWindow[] {
+  const last = toEpochDay(to);
+  if (last < toEpochDay(from)) {
+    throw new MdqClientError("INVALID_DATE_RANGE", `the range ends (${to}) before it starts (${from})`);
+  }
+  const windows: DateWindow[] = [];
+  for (let start = toEpochDay(from); start <= last; start += MAX_CHANGES_WINDOW_DAYS) {
+    windows.push({
+      from: fromEpochDay(start),
+      to: fromEpochDay(Math.min(last, start + MAX_CHANGES_WINDOW_DAYS - 1)),
+    });
+  }
+  return windows;
+}
 
 interface GraphQLResult {
   data: Record<string, unknown>;
@@ -235,6 +269,43 @@ export class MdqClient {
       throw new MdqClientError("PROTOCOL", "myAccess is missing from the answer");
     }
     return access as unknown as MyAccess;
+  }
+
+  /**
+   * `marketingDataChanges` for `from..to` (any length: asked in ≤ 366-day windows, oldest first):
+   * the days whose visible data changed after `since` (null: every day that has data).
+   * @example const { dataVersion, days } = await client.dataChanges({ from, to, since: stored });
+   */
+  async dataChanges(options: {
+    from: string;
+    to: string;
+    since: string | null;
+    signal?: AbortSignal;
+  }): Promise<DataChanges> {
+    const answer: DataChanges = { dataVersion: "", fullResyncRequired: false, reason: null, days: [] };
+    for (const window of changesWindows(options.from, options.to)) {
+      const result = await this.graphql(
+        CHANGES_QUERY,
+        { clientId: this.config.brandClientId, dateRange: window, since: options.since },
+        options.signal,
+      );
+      const changes = result.data["marketingDataChanges"];
+      if (
+        !isObject(changes) ||
+        typeof changes["dataVersion"] !== "string" ||
+        !Array.isArray(changes["days"])
+      ) {
+        throw new MdqClientError("PROTOCOL", "marketingDataChanges is missing from the answer");
+      }
+      // Versions only grow: the first window's is the one every later change comes after.
+      answer.dataVersion ||= changes["dataVersion"];
+      if (changes["fullResyncRequired"] === true) {
+        answer.fullResyncRequired = true;
+        answer.reason ??= typeof changes["reason"] === "string" ? changes["reason"] : null;
+      }
+      answer.days.push(...(changes["days"] as ChangedDay[]));
+    }
+    return answer;
   }
 
   /**

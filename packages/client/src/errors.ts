@@ -24,6 +24,7 @@ export const SERVICE_ERROR_CODES = [
   "METRIC_NOT_REQUESTED",
   "UNSUPPORTED_CURRENCY",
   "QUERY_TOO_COMPLEX",
+  "INVALID_DATA_VERSION",
 ] as const;
 
 /** Codes raised by the SDK itself. */

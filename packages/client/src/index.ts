@@ -38,6 +38,13 @@ export {
 } from "./errors.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./http-transport.js";
 export {
+  MIRROR_STATE_FILE,
+  type MirrorOptions,
+  type MirrorProgress,
+  type MirrorSummary,
+  mirror,
+} from "./mirror.js";
+export {
   DEFAULT_RATE_LIMIT,
   parseRateLimitPolicy,
   parseRateLimitRemaining,

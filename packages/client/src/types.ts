@@ -38,12 +38,33 @@ export interface MyAccess {
   tokenExpiresAt: string;
 }
 
+/** A day whose visible data changed (`marketingDataChanges`, CONTRACT §6). */
+export interface ChangedDay {
+  date: string;
+  dataVersion: string;
+  changedAt: string;
+  /** The caller's visible rows that day now; 0 when a restatement emptied it. */
+  rows: number;
+}
+
+/** `marketingDataChanges` over a range of any length (asked in ≤ 366-day windows). */
+export interface DataChanges {
+  /** Pass it as `since` next time: the version of the first window's answer (versions only grow). */
+  dataVersion: string;
+  fullResyncRequired: boolean;
+  reason: string | null;
+  /** Ascending by date. */
+  days: ChangedDay[];
+}
+
 /** `marketingDataReadiness`. */
 export interface Readiness {
   status: ReadinessStatus;
   lastProcessedAt: string | null;
   date: string;
   availableThrough: string | null;
+  /** The brand's latest data version (null from a service that predates data versions). */
+  dataVersion?: string | null;
 }
 
 /** One `MarketingRecord`, every field. */

@@ -9,6 +9,7 @@ import { Command, CommanderError } from "commander";
 import { MdqClientError } from "../errors.js";
 import { EXIT_CODES_HELP, exitCodeOf } from "./exit-codes.js";
 import { handleInterruptions, interruption } from "./interrupt.js";
+import { mirrorCommand } from "./mirror-command.js";
 import { accessCommand, aggregateCommand, readinessCommand, recordsCommand } from "./query-commands.js";
 import { syncCommand } from "./sync-command.js";
 
@@ -34,6 +35,7 @@ const program = new Command("mdq-client")
   .addHelpText("after", EXIT_CODES_HELP);
 for (const command of [
   syncCommand(),
+  mirrorCommand(),
   readinessCommand(),
   accessCommand(),
   recordsCommand(),

@@ -1,0 +1,68 @@
+/** `mdq-client mirror`: a day-partitioned local copy kept exactly in sync (docs/daily-sync.md). */
+import { Command, Option } from "commander";
+import { type MirrorProgress, mirror } from "../mirror.js";
+import type { Currency } from "../types.js";
+import { checkRange, parseCurrency, parseDate } from "./cli-options.js";
+import { clientFromEnv } from "./connect.js";
+import { interruption } from "./interrupt.js";
+import { count } from "./progress.js";
+import { SYNC_FORMATS, type SyncFormat } from "./record-formats.js";
+
+interface MirrorFlags {
+  dir: string;
+  from: string;
+  to: string;
+  currency?: string;
+  format: SyncFormat;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+/** One stderr line per step; nothing with --quiet. */
+function progressLine(event: MirrorProgress): string {
+  if (event.type === "plan") {
+    const why = event.fullResync ? ` (full copy${event.reason ? `: ${event.reason}` : ""})` : "";
+    return `mdq-client mirror: ${count(event.daysChecked)} days checked, ${count(event.toDownload)} to download, ${count(event.toRemove)} to remove${why}`;
+  }
+  return `mdq-client mirror: ${event.date} ${count(event.rows)} rows (${event.done}/${event.of})`;
+}
+
+export function mirrorCommand(): Command {
+  return new Command("mirror")
+    .description(
+      "Keep DIR/date=YYYY-MM-DD/records.<ext> exactly in sync with the service: the first run downloads " +
+        "every day of the range, later runs only the days that changed (marketingDataChanges). " +
+        "Each day's file is replaced atomically; an interrupted run converges when run again.",
+    )
+    .requiredOption("--dir <dir>", "the mirror directory (its state: DIR/_mdq_mirror.json)")
+    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
+    .requiredOption("--to <date>", "last day, YYYY-MM-DD (inclusive); any length of range", parseDate)
+    .option("--currency <code>", "currency of spend and revenue (default EUR)", parseCurrency)
+    .addOption(
+      new Option("--format <format>", "file format of each day").choices(SYNC_FORMATS).default("csv"),
+    )
+    .option("--json", "print the summary as one JSON object on stdout")
+    .option("--quiet", "no progress on stderr")
+    .action(async (flags: MirrorFlags) => {
+      checkRange(flags.from, flags.to);
+      const client = clientFromEnv(process.env);
+      const summary = await mirror(client, {
+        dir: flags.dir,
+        from: flags.from,
+        to: flags.to,
+        format: flags.format,
+        signal: interruption.signal,
+        ...(flags.currency === undefined ? {} : { currency: flags.currency as Currency }),
+        ...(flags.quiet ? {} : { onProgress: (event) => process.stderr.write(`${progressLine(event)}\n`) }),
+      });
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+      } else {
+        process.stdout.write(
+          `mirrored ${flags.from}..${flags.to} into ${flags.dir}: ${count(summary.daysDownloaded)} of ` +
+            `${count(summary.daysChecked)} days downloaded, ${count(summary.rows)} rows, ${count(summary.bytes)} bytes ` +
+            `in ${summary.seconds} s${summary.fullResync ? " (full copy)" : ""}; data version ${summary.dataVersion}\n`,
+        );
+      }
+    });
+}

@@ -1,0 +1,293 @@
+/**
+ * `mdq-client mirror` as a process against a real service (CONTRACT §6): the first run copies
+ * every day, later runs only the days that changed; after restatements, FX changes, grant and
+ * narrowing changes and SIGKILLs, the copy's files are byte-identical to a fresh mirror's.
+ */
+import assert from "node:assert/strict";
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parquetReadObjects } from "hyparquet";
+import { type CliRun, cliEnv, runCli, serviceQuery, startCli } from "./cli-region.js";
+import { type RunningService, startService } from "./support/service.js";
+
+const DAYS = 60;
+const HEADER =
+  "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
+
+interface Summary {
+  daysChecked: number;
+  daysDownloaded: number;
+  rows: number;
+  bytes: number;
+  seconds: number;
+  dataVersion: string;
+  fullResync: boolean;
+}
+
+function shift(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Sends SIGKILL once `days` day files exist in `dir`; false if the process ended first. */
+async function killWhenDays(child: ChildProcess, dir: string, days: number): Promise<boolean> {
+  let exited = false;
+  child.once("exit", () => {
+    exited = true;
+  });
+  while (!exited) {
+    const folders = await readdir(dir).catch(() => [] as string[]);
+    const written = folders.filter((name) => existsSync(join(dir, name, "records.ndjson"))).length;
+    if (written >= days) {
+      child.kill("SIGKILL");
+      return true;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return false;
+}
+
+/** Every file of a mirror but its state, with its bytes. */
+async function filesOf(dir: string): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  for (const folder of (await readdir(dir)).sort()) {
+    if (!folder.startsWith("date=")) continue;
+    for (const file of (await readdir(join(dir, folder))).sort()) {
+      files.set(`${folder}/${file}`, await readFile(join(dir, folder, file)));
+    }
+  }
+  return files;
+}
+
+async function assertSameFiles(actual: string, expected: string): Promise<void> {
+  const [got, want] = await Promise.all([filesOf(actual), filesOf(expected)]);
+  assert.deepEqual([...got.keys()], [...want.keys()]);
+  for (const [name, bytes] of want) assert.ok(got.get(name)!.equals(bytes), `${name} differs`);
+}
+
+describe("mdq-client mirror as a process", () => {
+  let region: RunningService;
+  let work: string;
+  let env: NodeJS.ProcessEnv;
+  let range: { from: string; to: string };
+  let adminToken: string;
+  const runs: CliRun[] = [];
+
+  async function mirror(dir: string, extra: string[] = [], environment = env): Promise<Summary> {
+    const result = await runCli(
+      ["mirror", "--dir", dir, "--from", range.from, "--to", range.to, "--json", ...extra],
+      environment,
+    );
+    runs.push(result);
+    assert.equal(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout) as Summary;
+  }
+
+  /** A fresh mirror of the same range into a new directory. */
+  async function fresh(extra: string[] = [], environment = env): Promise<string> {
+    const dir = await mkdtemp(join(work, "fresh-"));
+    const summary = await mirror(dir, extra, environment);
+    assert.equal(summary.fullResync, true);
+    return dir;
+  }
+
+  async function admin(url: string, body: unknown): Promise<void> {
+    const response = await region.service.adminApp.inject({
+      method: "POST",
+      url,
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      payload: JSON.stringify(body),
+    });
+    assert.equal(response.statusCode, 200, response.body);
+  }
+
+  async function restate(name: string, days: string[]): Promise<void> {
+    const path = join(work, `${name}.csv`);
+    const lines = days.flatMap((date) => [
+      `${name}-${date}-1,${date},GB,google_ads,search,c-1,Restated "${name}",10,1,2.50,0.5,4.00,GBP`,
+      `${name}-${date}-2,${date},DE,meta_ads,social,c-2,Restated,20,2,3.50,1,8.25,EUR`,
+    ]);
+    await writeFile(path, `${HEADER}\n${lines.join("\n")}\n`);
+    await admin("/admin/loads", { brandId: "brand-acme", path });
+  }
+
+  async function changedDays(since: string): Promise<string[]> {
+    const answer = await serviceQuery(
+      region,
+      `query($c: ID!, $r: DateRangeInput!, $s: String) {
+        marketingDataChanges(clientId: $c, dateRange: $r, since: $s) { days { date } }
+      }`,
+      { c: "brand-acme", r: range, s: since },
+    );
+    return (answer.data["marketingDataChanges"] as { days: { date: string }[] }).days.map((day) => day.date);
+  }
+
+  before(async () => {
+    region = await startService({ days: DAYS });
+    work = await mkdtemp(join(tmpdir(), "mdq-mirror-"));
+    env = cliEnv(region);
+    range = { from: region.firstDay, to: region.lastDay };
+    adminToken = (await readFile(join(region.service.config.dataDir, "admin-token"), "utf8")).trim();
+  });
+  after(async () => {
+    await region.close();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it("copies every day first, one Hive folder a day, rows ordered by recordId; a second run downloads nothing", async () => {
+    const dir = join(work, "first");
+    const first = await mirror(dir);
+    assert.equal(first.daysChecked, DAYS);
+    assert.equal(first.daysDownloaded, DAYS);
+    assert.equal(first.fullResync, true);
+    assert.match(first.dataVersion, /^uk\.\d+$/);
+    const files = await filesOf(dir);
+    assert.equal(files.size, DAYS);
+    let rows = 0;
+    for (const [name, bytes] of files) {
+      const [header, ...lines] = bytes.toString("utf8").trimEnd().split("\n");
+      assert.equal(
+        header,
+        "recordId,date,market,dataSource,channel,campaignId,campaignName,impressions,clicks,spend,conversions,revenue,currency",
+      );
+      const ids = lines.map((line) => line.split(",")[0]!);
+      assert.deepEqual(ids, [...ids].sort());
+      assert.ok(lines.every((line) => line.split(",")[1] === name.slice(5, 15)));
+      rows += lines.length;
+    }
+    assert.equal(rows, first.rows);
+    const state = JSON.parse(await readFile(join(dir, "_mdq_mirror.json"), "utf8"));
+    assert.equal(state.dataVersion, first.dataVersion);
+
+    const second = await mirror(dir);
+    assert.deepEqual(
+      { ...second, seconds: 0 },
+      {
+        daysChecked: DAYS,
+        daysDownloaded: 0,
+        rows: 0,
+        bytes: 0,
+        seconds: 0,
+        dataVersion: first.dataVersion,
+        fullResync: false,
+      },
+    );
+  });
+
+  it("after restating 3 of 60 days downloads exactly those 3, and CSV and NDJSON match a fresh mirror byte for byte; Parquet holds the same rows", async () => {
+    const csv = join(work, "restate-csv");
+    const ndjson = join(work, "restate-ndjson");
+    const parquet = join(work, "restate-parquet");
+    const before = await mirror(csv);
+    await mirror(ndjson, ["--format", "ndjson"]);
+    await mirror(parquet, ["--format", "parquet"]);
+    const days = [shift(range.from, 3), shift(range.from, 30), range.to];
+    await restate("restate", days);
+    assert.deepEqual(await changedDays(before.dataVersion), days);
+
+    const after = await mirror(csv);
+    assert.equal(after.daysDownloaded, 3);
+    assert.equal(after.fullResync, false);
+    assert.equal((await mirror(ndjson, ["--format", "ndjson"])).daysDownloaded, 3);
+    assert.equal((await mirror(parquet, ["--format", "parquet"])).daysDownloaded, 3);
+    await assertSameFiles(csv, await fresh());
+    await assertSameFiles(ndjson, await fresh(["--format", "ndjson"]));
+    const freshParquet = await fresh(["--format", "parquet"]);
+    for (const day of days) {
+      const read = async (dir: string) => {
+        const bytes = await readFile(join(dir, `date=${day}`, "records.parquet"));
+        return parquetReadObjects({
+          file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
+        });
+      };
+      const rows = await read(parquet);
+      assert.equal(rows.length, 2, day);
+      assert.deepEqual(rows, await read(freshParquet));
+      assert.deepEqual(
+        rows.map((row) => row["recordId"]),
+        [`restate-${day}-1`, `restate-${day}-2`],
+      );
+    }
+  });
+
+  it("after an FX change of one GBP rate re-downloads that day and every later day, none before", async () => {
+    const dir = join(work, "fx");
+    await mirror(dir, ["--currency", "GBP"]);
+    const changed = shift(range.from, 50);
+    const path = join(work, "fx.csv");
+    await writeFile(path, `date,currency,rate\n${changed},GBP,0.91234\n`);
+    await admin("/admin/fx", { path });
+    const after = await mirror(dir, ["--currency", "GBP"]);
+    assert.equal(after.daysDownloaded, DAYS - 50);
+    await assertSameFiles(dir, await fresh(["--currency", "GBP"]));
+  });
+
+  it("after a grant removal copies everything again and holds no row of the removed market", async () => {
+    const dir = join(work, "grants");
+    await mirror(dir);
+    await admin("/admin/grants/remove", { brandId: "brand-acme", markets: ["SE"] });
+    const after = await mirror(dir);
+    assert.equal(after.fullResync, true);
+    assert.equal(after.daysDownloaded, DAYS);
+    for (const bytes of (await filesOf(dir)).values()) assert.doesNotMatch(bytes.toString(), /,SE,/);
+    await assertSameFiles(dir, await fresh());
+  });
+
+  it("after the app is narrowed copies everything again with only what the app may read", async () => {
+    const narrowed = region.credentials.apps.findIndex((app) => app.appClientId === "app-acme-uk");
+    const appEnv = cliEnv(region, { appIndex: narrowed });
+    const dir = join(work, "narrowed");
+    await mirror(dir, [], appEnv);
+    await admin("/admin/apps/app-acme-uk/narrow", { dataSources: ["google_ads"] });
+    const after = await mirror(dir, [], appEnv);
+    assert.equal(after.fullResync, true);
+    for (const bytes of (await filesOf(dir)).values()) assert.doesNotMatch(bytes.toString(), /,meta_ads,/);
+    await assertSameFiles(dir, await fresh([], appEnv));
+  });
+
+  it("removes a day a restatement emptied", async () => {
+    const dir = join(work, "emptied");
+    await mirror(dir);
+    const day = shift(range.from, 10);
+    // Only a market outside the grants left on the day: nothing visible.
+    const path = join(work, "emptied.csv");
+    await writeFile(
+      path,
+      `${HEADER}\nhidden-${day},${day},ES,google_ads,search,c-1,Hidden,1,1,1.00,0,1.00,EUR\n`,
+    );
+    await admin("/admin/loads", { brandId: "brand-acme", path });
+    await mirror(dir);
+    assert.equal(existsSync(join(dir, `date=${day}`)), false);
+    await assertSameFiles(dir, await fresh());
+  });
+
+  for (const seed of [3, 17, 41]) {
+    it(`converges to a fresh mirror's bytes after a SIGKILL mid-run (seed ${seed})`, async () => {
+      const dir = join(work, `killed-${seed}`);
+      // Kill once `seed` day files exist: inside a batch (files written, state not yet) or between.
+      const run = startCli(
+        ["mirror", "--dir", dir, "--from", range.from, "--to", range.to, "--format", "ndjson", "--json"],
+        env,
+      );
+      const killed = await killWhenDays(run.child, dir, seed);
+      const result = await run.done;
+      assert.ok(killed, "the run ended before it was killed");
+      assert.equal(result.signal, "SIGKILL");
+      await restate(`kill${seed}`, [shift(range.from, seed % DAYS)]);
+      const again = await mirror(dir, ["--format", "ndjson"]);
+      assert.ok(again.daysDownloaded >= 1);
+      await assertSameFiles(dir, await fresh(["--format", "ndjson"]));
+      assert.deepEqual((await readdir(join(dir, `date=${shift(range.from, seed % DAYS)}`))).sort(), [
+        "records.ndjson",
+      ]);
+    });
+  }
+
+  it("never shows the secret in its output", () => {
+    const secret = String(env["MDQ_APP_CLIENT_SECRET"]);
+    for (const run of runs) assert.ok(!`${run.stdout}${run.stderr}`.includes(secret));
+  });
+});
