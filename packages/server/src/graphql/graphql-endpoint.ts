@@ -1,7 +1,8 @@
 /**
  * `POST {baseUrl}/graphql` (spec §4.2, CONTRACT §3): the transport follows GraphQL-over-HTTP for
  * POST with `application/json`; execution is Mercurius with graphql-jit. Order of checks:
- * 405 → 413 → 415 → 400 → 401 → execute (200, or 403 for data outside the grants).
+ * 405 → 413 → 415 → 400 → 401 → request checks (`request-checks.ts`: parse, validate, variables)
+ * → execute (200, or 403 for data outside the grants).
  */
 import type { FastifyInstance } from "fastify";
 import type { GraphQLError } from "graphql";
@@ -13,8 +14,10 @@ import type { KeyRing } from "../oauth/signing-keys.js";
 import { decodeUtf8, mediaTypeOf, sendGraphQLError } from "../plugins/error-responses.js";
 import type { Store } from "../store/store.js";
 import { authenticateBearer } from "./bearer-auth.js";
+import { withCode } from "./coded-error.js";
 import { formatErrors } from "./error-formatting.js";
-import { QUERY_LIMITS, queryLimitsRule } from "./query-limits.js";
+import { QUERY_LIMITS } from "./query-limits.js";
+import { requestChecks } from "./request-checks.js";
 import { type RequestContext, resolvers } from "./resolvers.js";
 import { typeDefs } from "./schema.js";
 
@@ -98,6 +101,14 @@ function isJsonText(text: string): boolean {
   }
 }
 
+/**
+ * Mercurius compiles a query with graphql-jit on its run number `JIT_AFTER_RUNS + 1` and runs the
+ * compiled query from then on; the run before is graphql-js's.
+ */
+export const JIT_AFTER_RUNS = 1;
+/** Query strings whose parsed document (or refusal) is kept, by Mercurius and by the checks. */
+const DOCUMENT_CACHE_SIZE = 1024;
+
 /** Registers the GraphQL endpoint on `app`. */
 export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndpointOptions): Promise<void> {
   await app.register(mercurius, {
@@ -105,13 +116,13 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
     resolvers: resolvers as never,
     routes: false,
     graphiql: false,
-    jit: 1,
-    cache: 1024,
-    validationRules: [queryLimitsRule],
-    graphql: { parseOptions: { maxTokens: QUERY_LIMITS.maxTokens } },
+    jit: JIT_AFTER_RUNS,
+    cache: DOCUMENT_CACHE_SIZE,
     // Keep GraphQLError instances (with originalError) for formatErrors, the one formatter.
     errorFormatter: (execution) => ({ statusCode: 200, response: execution as never }),
   });
+  // Mercurius parses and validates again (once per query string): only checked requests reach it.
+  const checks = requestChecks(app.graphql.schema, DOCUMENT_CACHE_SIZE);
 
   app.post("/graphql", async (request, reply) => {
     const { type, charset } = mediaTypeOf(request.headers["content-type"]);
@@ -139,21 +150,31 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       // Mercurius would retry such a source as a JSON-encoded AST; the spec's `query` is GraphQL text.
       return sendGraphQLError(reply, 200, "GRAPHQL_PARSE_FAILED", "query must be GraphQL text, not JSON");
     }
+    const refused = checks.check(body);
+    if (refused.length > 0) {
+      // Request errors (parse, validation, variables): GraphQL-over-HTTP omits `data` for these.
+      return reply.code(200).send({ errors: formatErrors(refused, request.log).errors });
+    }
     let result: { data?: unknown; errors?: readonly GraphQLError[] };
     try {
       result = await app.graphql(body.query, context as never, body.variables, body.operationName);
     } catch (error) {
+      // Mercurius refusing what the checks passed: unexpected, so masked and logged.
       const requestErrors = (error as { errors?: GraphQLError[] }).errors;
       if (!requestErrors) throw error;
-      // Parse and validation errors: GraphQL-over-HTTP omits `data` for these.
-      const { errors } = formatErrors(requestErrors, request.log);
-      return reply.code(200).send({ errors });
+      const { status, errors } = formatErrors(requestErrors, request.log);
+      return reply.code(status).send({ errors });
     }
     const response: { data?: unknown; errors?: unknown; extensions?: unknown } = {};
     // Absent when execution never started (GraphQL spec §7.1.2), null when a root field failed.
     if (result.data !== undefined) response.data = result.data;
     if (result.errors && result.errors.length > 0) {
-      const { status, errors, retryAfterSeconds } = formatErrors(result.errors, request.log);
+      // No data: the executor's own variable check (graphql-jit's) refused what graphql-js accepted.
+      const executed =
+        result.data === undefined
+          ? result.errors.map((error) => withCode(error, "BAD_USER_INPUT"))
+          : result.errors;
+      const { status, errors, retryAfterSeconds } = formatErrors(executed, request.log);
       response.errors = errors;
       reply.code(status);
       if (retryAfterSeconds !== undefined) reply.header("retry-after", String(retryAfterSeconds));
