@@ -558,6 +558,23 @@ describe("query-level errors over HTTP", () => {
     }
   });
 
+  it("refuses a mutation as execution starts: GRAPHQL_VALIDATION_FAILED, data null, no path, on every run", async () => {
+    for (let run = 0; run < JIT_AFTER_RUNS + 2; run += 1) {
+      const response = await send({ query: "mutation { x }" });
+      assert.equal(response.status, 200, response.text);
+      assert.deepEqual(response.body, {
+        data: null,
+        errors: [
+          {
+            message: "Schema is not configured to execute mutation operation.",
+            extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+            locations: [{ line: 1, column: 1 }],
+          },
+        ],
+      });
+    }
+  });
+
   describe("values at the limits are accepted", () => {
     it("accepts a date range of exactly 90 days counting both ends", async () => {
       const response = await send({ query: records(fixture, range(addDays(fixture.day, -89), fixture.day)) });

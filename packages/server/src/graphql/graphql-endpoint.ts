@@ -102,6 +102,17 @@ function isJsonText(text: string): boolean {
 }
 
 /**
+ * The errors of an execution, those refusing the operation as a whole (raised before any field
+ * ran, so without `path`) given their code: with no `data`, graphql-jit's own variable check
+ * refused values graphql-js accepted (BAD_USER_INPUT); with `data: null`, the schema has no root
+ * type for the operation, MDQ having no mutations or subscriptions (GRAPHQL_VALIDATION_FAILED).
+ */
+function operationErrorsCoded(data: unknown, errors: readonly GraphQLError[]): GraphQLError[] {
+  const code = data === undefined ? "BAD_USER_INPUT" : "GRAPHQL_VALIDATION_FAILED";
+  return errors.map((error) => (error.path === undefined ? withCode(error, code) : error));
+}
+
+/**
  * Mercurius compiles a query with graphql-jit on its run number `JIT_AFTER_RUNS + 1` and runs the
  * compiled query from then on; the run before is graphql-js's.
  */
@@ -169,12 +180,10 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
     // Absent when execution never started (GraphQL spec §7.1.2), null when a root field failed.
     if (result.data !== undefined) response.data = result.data;
     if (result.errors && result.errors.length > 0) {
-      // No data: the executor's own variable check (graphql-jit's) refused what graphql-js accepted.
-      const executed =
-        result.data === undefined
-          ? result.errors.map((error) => withCode(error, "BAD_USER_INPUT"))
-          : result.errors;
-      const { status, errors, retryAfterSeconds } = formatErrors(executed, request.log);
+      const { status, errors, retryAfterSeconds } = formatErrors(
+        operationErrorsCoded(result.data, result.errors),
+        request.log,
+      );
       response.errors = errors;
       reply.code(status);
       if (retryAfterSeconds !== undefined) reply.header("retry-after", String(retryAfterSeconds));
