@@ -22,38 +22,51 @@ import {
   typeDefs,
 } from "../packages/server/dist/src/index.js";
 
-const { values } = parseArgs({
+const options = parseArgs({
   options: { pages: { type: "string", default: "200" }, checks: { type: "string", default: "20000" } },
-});
-const pages = Number(values.pages);
-const checkRuns = Number(values.checks);
+}).values;
 
-const dataDir = await mkdtemp(join(tmpdir(), "mdq-bench-"));
-const config = loadConfig(
-  {},
-  {
-    region: "uk",
-    authUrl: "http://uk.auth.bench",
-    baseUrl: "http://uk.api.bench",
-    rateLimitMax: 1_000_000_000,
-    logLevel: "silent",
-    dataDir,
-  },
-);
-const store = await openDuckDbStore(dataDir);
-const today = todayIn(config.timeZone);
-const credentials = await seedDemoRegion(store, { ...config, today, days: 40, scale: 5 });
-const service = await buildService(config, { store });
-const app = credentials.apps[0];
-const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
-const tokenResponse = await service.app.inject({
-  method: "POST",
-  url: "/oauth2/token",
-  headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
-  payload: "grant_type=client_credentials&scope=api_data%2Fread",
-});
-const token = tokenResponse.json().access_token;
+/** A demo region (scale 5: a 30-day range holds a full page) served in this process. */
+async function startRegion() {
+  const dataDir = await mkdtemp(join(tmpdir(), "mdq-bench-"));
+  const config = loadConfig(
+    {},
+    {
+      region: "uk",
+      authUrl: "http://uk.auth.bench",
+      baseUrl: "http://uk.api.bench",
+      rateLimitMax: 1_000_000_000,
+      logLevel: "silent",
+      dataDir,
+    },
+  );
+  const store = await openDuckDbStore(dataDir);
+  const today = todayIn(config.timeZone);
+  const { apps } = await seedDemoRegion(store, { ...config, today, days: 40, scale: 5 });
+  const service = await buildService(config, { store });
+  const basic = Buffer.from(`${apps[0].appClientId}:${apps[0].appClientSecret}`).toString("base64");
+  const tokenResponse = await service.app.inject({
+    method: "POST",
+    url: "/oauth2/token",
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+    payload: "grant_type=client_credentials&scope=api_data%2Fread",
+  });
+  const close = async () => {
+    await service.app.close();
+    await store.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  return {
+    app: service.app,
+    today,
+    brandId: apps[0].brandClientId,
+    token: tokenResponse.json().access_token,
+    close,
+  };
+}
 
+const region = await startRegion();
+const { today, token } = region;
 const request = {
   query: `query Sync($c: ID!, $r: DateRangeInput!, $page: Int!) {
     marketingRecords(clientId: $c, dateRange: $r, pagination: {page: $page, pageSize: 1000}) {
@@ -61,12 +74,12 @@ const request = {
       impressions clicks spend conversions revenue currency
     }
   }`,
-  variables: { c: app.brandClientId, r: { from: addDays(today, -30), to: addDays(today, -1) }, page: 1 },
+  variables: { c: region.brandId, r: { from: addDays(today, -30), to: addDays(today, -1) }, page: 1 },
   operationName: "Sync",
 };
 const payload = JSON.stringify(request);
 async function page() {
-  const response = await service.app.inject({
+  const response = await region.app.inject({
     method: "POST",
     url: "/graphql",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -85,8 +98,8 @@ function meanMicros(runs, fn) {
   return ((performance.now() - start) * 1000) / runs;
 }
 const pageStart = performance.now();
-for (let run = 0; run < pages; run += 1) await page();
-const pageMicros = ((performance.now() - pageStart) * 1000) / pages;
+for (let run = 0; run < Number(options.pages); run += 1) await page();
+const pageMicros = ((performance.now() - pageStart) * 1000) / Number(options.pages);
 
 // The endpoint's schema lives in its own plugin scope; Mercurius builds the same one here.
 const schemaHost = Fastify();
@@ -94,8 +107,8 @@ await schemaHost.register(mercurius, { schema: typeDefs, resolvers });
 const schema = schemaHost.graphql.schema;
 const checks = requestChecks(schema, 1024);
 if (checks.check(request).length > 0) throw new Error("the request does not pass the checks");
-const cachedMicros = meanMicros(checkRuns, () => checks.check(request));
-const firstRunMicros = meanMicros(Math.max(1, checkRuns / 100), () =>
+const cachedMicros = meanMicros(Number(options.checks), () => checks.check(request));
+const firstRunMicros = meanMicros(Math.max(1, Number(options.checks) / 100), () =>
   requestChecks(schema, 1).check(request),
 );
 
@@ -107,6 +120,4 @@ row("checks, query string seen before (every request)", cachedMicros);
 row("checks, new query string (parse + validate)", firstRunMicros);
 
 await schemaHost.close();
-await service.app.close();
-await store.close();
-await rm(dataDir, { recursive: true, force: true });
+await region.close();
