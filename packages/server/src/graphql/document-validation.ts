@@ -17,17 +17,14 @@ import type { ErrorCode } from "../errors.js";
 import { withCode } from "./coded-error.js";
 import { queryLimitsRule } from "./query-limits.js";
 
-/** Each rule with the code of its errors: the rules that bound a query's cost say QUERY_TOO_COMPLEX. */
-const RULES: readonly { rule: ValidationRule; code: ErrorCode }[] = [
-  ...specifiedRules.map((rule) => ({
-    rule,
-    code:
-      rule === MaxIntrospectionDepthRule
-        ? ("QUERY_TOO_COMPLEX" as const)
-        : ("GRAPHQL_VALIDATION_FAILED" as const),
-  })),
-  { rule: queryLimitsRule, code: "QUERY_TOO_COMPLEX" },
-];
+/** The rules that bound what a query costs; the others check it against the schema. */
+const COST_RULES: ReadonlySet<ValidationRule> = new Set([MaxIntrospectionDepthRule, queryLimitsRule]);
+
+/** Each rule with the code of its errors. */
+const RULES = [...specifiedRules, queryLimitsRule].map((rule): { rule: ValidationRule; code: ErrorCode } => ({
+  rule,
+  code: COST_RULES.has(rule) ? "QUERY_TOO_COMPLEX" : "GRAPHQL_VALIDATION_FAILED",
+}));
 
 const TOO_COMPLEX_TO_VALIDATE =
   "the query is too complex to validate: too many overlapping fields or fragment spreads";
