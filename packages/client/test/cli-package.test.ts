@@ -13,7 +13,7 @@ const CLI_SOURCES = fileURLToPath(new URL("../../src/cli/", import.meta.url));
 describe("the mdq-client package", () => {
   it("declares the mdq-client binary, with a node shebang, and depends on no server package", async () => {
     const manifest = JSON.parse(await readFile(PACKAGE, "utf8"));
-    assert.deepEqual(manifest.bin, { "mdq-client": "./dist/src/cli/main.js" });
+    assert.deepEqual(manifest.bin, { "mdq-client": "./bin/mdq-client.js" });
     const main = await readFile(new URL(`../../${manifest.bin["mdq-client"]}`, import.meta.url), "utf8");
     assert.ok(main.startsWith("#!/usr/bin/env node\n"));
     const dependencies = Object.keys(manifest.dependencies ?? {});
