@@ -57,29 +57,24 @@ function packageFile(packageName: string, file: string): string {
 /** `packages/server/explorer/`, from `dist/src/plugins/`. */
 const OWN_FILES = fileURLToPath(new URL("../../../explorer/", import.meta.url));
 
+const JS = "text/javascript; charset=utf-8";
+const CSS = "text/css; charset=utf-8";
+
 const ASSET_FILES: { name: string; path: () => string; type: string }[] = [
   {
     name: "react.production.min.js",
     path: () => packageFile("react", "umd/react.production.min.js"),
-    type: "text/javascript; charset=utf-8",
+    type: JS,
   },
   {
     name: "react-dom.production.min.js",
     path: () => packageFile("react-dom", "umd/react-dom.production.min.js"),
-    type: "text/javascript; charset=utf-8",
+    type: JS,
   },
-  {
-    name: "graphiql.min.js",
-    path: () => packageFile("graphiql", "graphiql.min.js"),
-    type: "text/javascript; charset=utf-8",
-  },
-  {
-    name: "graphiql.min.css",
-    path: () => packageFile("graphiql", "graphiql.min.css"),
-    type: "text/css; charset=utf-8",
-  },
-  { name: "explorer.js", path: () => join(OWN_FILES, "explorer.js"), type: "text/javascript; charset=utf-8" },
-  { name: "explorer.css", path: () => join(OWN_FILES, "explorer.css"), type: "text/css; charset=utf-8" },
+  { name: "graphiql.min.js", path: () => packageFile("graphiql", "graphiql.min.js"), type: JS },
+  { name: "graphiql.min.css", path: () => packageFile("graphiql", "graphiql.min.css"), type: CSS },
+  { name: "explorer.js", path: () => join(OWN_FILES, "explorer.js"), type: JS },
+  { name: "explorer.css", path: () => join(OWN_FILES, "explorer.css"), type: CSS },
 ];
 
 /** Source map comments point at maps MDQ does not serve; without them DevTools asks for none. */
