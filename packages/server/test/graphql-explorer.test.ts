@@ -5,7 +5,9 @@
  * `GET /graphql`, and every one with the explorer off (the default), keeps its 405.
  */
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import type { LightMyRequestResponse } from "fastify";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { dailyFlowTabs, EXAMPLE_BRAND_PLACEHOLDER, type ExplorerTab } from "../src/plugins/explorer-page.js";
@@ -191,6 +193,16 @@ describe("MDQ_EXPLORER", () => {
           error.message === `invalid configuration MDQ_EXPLORER: "${value}" is neither on nor off`,
       );
     }
+  });
+});
+
+describe("MDQ_EXPLORER's documentation", () => {
+  it("is a row of docs/configuration.md: default off, on or off", async () => {
+    const docs = await readFile(
+      fileURLToPath(new URL("../../../../docs/configuration.md", import.meta.url)),
+      "utf8",
+    );
+    assert.match(docs, /^\| `MDQ_EXPLORER` +\| – +\| `off` \(`mdq demo`: `on`\) +\| `on` or `off` +\|/m);
   });
 });
 
