@@ -105,6 +105,16 @@ describe("mdq demo", () => {
     assert.ok(aggregate.data.marketingAggregate.length > 0);
   });
 
+  it("serves the GraphiQL explorer at the GET /graphql it prints, its tabs asking about the first demo brand", async () => {
+    const url = `http://localhost:${port}/graphql`;
+    assert.ok(output.includes(`GraphiQL explorer: open ${url} in a browser`), output);
+    const response = await fetch(url, { headers: { accept: "text/html" } });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("content-type"), "text/html; charset=utf-8");
+    const credentials = JSON.parse(await readFile(join(work, "creds.json"), "utf8"));
+    assert.ok((await response.text()).includes(`\\"clientId\\": \\"${credentials.apps[0].brandClientId}\\"`));
+  });
+
   it("reports the records it seeded for each brand", async () => {
     assert.match(seedLog, /mdq demo: brand-acme: \d+ records \(\d+ planned\)/);
   });

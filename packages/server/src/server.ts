@@ -24,6 +24,7 @@ import { meteredStore } from "./observability/metered-store.js";
 import { ServiceMetrics } from "./observability/metrics.js";
 import { safeReason, ThrottledWarning } from "./observability/throttled-warning.js";
 import { acceptRawBodies, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import { useGraphqlExplorer } from "./plugins/graphql-explorer.js";
 import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
@@ -57,6 +58,8 @@ export interface ServiceParts {
   logStream?: NodeJS.WritableStream;
   /** Seconds between reloads of the signing key ring; default 30, 0 turns them off. */
   keyRefreshSeconds?: number;
+  /** Brand the explorer's example tabs ask about (`mdq demo` passes its first); a placeholder otherwise. */
+  explorerClientId?: string;
 }
 
 /** Header names whose values never reach the logs. */
@@ -149,7 +152,14 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     await tokenEndpoint(scope, { keys, apps, settings });
     methodNotAllowed(scope, "/oauth2/token", ["POST"]);
     await graphqlEndpoint(scope, { store, keys, apps, settings, timeZone: config.timeZone });
-    methodNotAllowed(scope, "/graphql", ["POST"]);
+    if (config.explorer) {
+      await useGraphqlExplorer(scope, {
+        region: config.region,
+        timeZone: config.timeZone,
+        exampleClientId: parts.explorerClientId,
+      });
+    }
+    methodNotAllowed(scope, "/graphql", ["POST"], config.explorer ? ["GET"] : []);
   });
   await app.register(async (scope) => {
     await wellKnown(scope, { keys, authUrl: config.authUrl });

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import {
   addDays,
   buildService,
+  CONFIG_ENV,
   type DemoCredentials,
   loadConfig,
   migrateDatabase,
@@ -52,6 +53,7 @@ export function walkThrough(credentials: DemoCredentials, credentialsFile: strin
   return `
 MDQ demo region "${credentials.region}" is up: token endpoint ${credentials.authUrl}/oauth2/token, GraphQL ${credentials.baseUrl}/graphql
 Credentials for ${credentials.apps.length} apps are in ${credentialsFile} (secrets are shown only there).
+GraphiQL explorer: open ${credentials.baseUrl}/graphql in a browser and paste a token (step 1 below).
 
 Walk the daily flow with curl (the secret never goes on a command line):
 
@@ -97,7 +99,7 @@ async function openDemoStore(config: ServiceConfig): Promise<Store> {
 export function demoCommand(): Command {
   return new Command("demo")
     .description(
-      "Seed a deterministic demo region (3 brands, 400 days, FX rates, today's publish) and serve it.",
+      "Seed a deterministic demo region (3 brands, 400 days, FX rates, today's publish) and serve it, with the GraphiQL explorer at GET /graphql (MDQ_EXPLORER=off turns it off).",
     )
     .option("--port <port>", "port to listen on", "4000")
     .option("--region <code>", "region code", "uk")
@@ -122,7 +124,9 @@ export function demoCommand(): Command {
         seedOnly?: boolean;
       }) => {
         const dataDir = resolve(flags.data ?? `data/demo-${flags.region}`);
-        const config = loadConfig(process.env, { port: flags.port, region: flags.region, dataDir });
+        // The explorer is on in the demo unless MDQ_EXPLORER says otherwise.
+        const explorer = process.env[CONFIG_ENV.explorer] || "on";
+        const config = loadConfig(process.env, { port: flags.port, region: flags.region, dataDir, explorer });
         await freshDemoDirectory(dataDir);
         const store = await openDemoStore(config);
         const today = todayIn(config.timeZone);
@@ -146,7 +150,11 @@ export function demoCommand(): Command {
           await store.close();
           return;
         }
-        await closingStoreOnFailure(store, async () => runService(await buildService(config, { store })));
+        await closingStoreOnFailure(store, async () =>
+          runService(
+            await buildService(config, { store, explorerClientId: credentials.apps[0]!.brandClientId }),
+          ),
+        );
         process.stdout.write(walkThrough(credentials, credentialsFile, today));
       },
     );

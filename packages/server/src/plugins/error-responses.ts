@@ -84,20 +84,31 @@ export function installErrorResponses(app: FastifyInstance): void {
   });
 }
 
-/** Registers a 405 answer, with `Allow`, for every method of `url` but `allowed`. */
-export function methodNotAllowed(app: FastifyInstance, url: string, allowed: string[]): void {
+/** Answers 405 with `Allow: <allowed>` in the route's error shape. */
+export function refuseMethod(request: FastifyRequest, reply: FastifyReply, allowed: string[]) {
+  reply.header("allow", allowed.join(", "));
+  const message = `${request.method} is not allowed here; use ${allowed.join(" or ")}`;
+  if (protocolOf(request) === "oauth") return sendOAuthError(reply, 405, "invalid_request", message);
+  return sendGraphQLError(reply, 405, "BAD_REQUEST", message);
+}
+
+/**
+ * Registers a 405 answer, with `Allow`, for every method of `url` but `allowed` and `routedElsewhere`
+ * (methods another route of `url` answers, such as the explorer's `GET /graphql`).
+ */
+export function methodNotAllowed(
+  app: FastifyInstance,
+  url: string,
+  allowed: string[],
+  routedElsewhere: string[] = [],
+): void {
   const methods = ["GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"].filter(
-    (method) => !allowed.includes(method),
+    (method) => !allowed.includes(method) && !routedElsewhere.includes(method),
   );
   app.route({
     method: methods,
     url,
-    handler: async (request, reply) => {
-      reply.header("allow", allowed.join(", "));
-      const message = `${request.method} is not allowed here; use ${allowed.join(" or ")}`;
-      if (protocolOf(request) === "oauth") return sendOAuthError(reply, 405, "invalid_request", message);
-      return sendGraphQLError(reply, 405, "BAD_REQUEST", message);
-    },
+    handler: async (request, reply) => refuseMethod(request, reply, allowed),
   });
 }
 
