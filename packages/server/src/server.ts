@@ -23,11 +23,12 @@ import { wellKnown } from "./oauth/well-known.js";
 import { meteredStore } from "./observability/metered-store.js";
 import { ServiceMetrics } from "./observability/metrics.js";
 import { safeReason, ThrottledWarning } from "./observability/throttled-warning.js";
-import { acceptRawBodies, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import { installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
 import { useGraphqlExplorer } from "./plugins/graphql-explorer.js";
 import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
+import { acceptRawBodies } from "./plugins/request-body.js";
 import { withPageCache } from "./store/page-cache.js";
 import type { Store } from "./store/store.js";
 

@@ -327,6 +327,16 @@ describe("admin API", () => {
         adminError("BAD_INPUT", "the body must be a JSON object"),
       );
     });
+
+    it("refuses a JSON scalar body as it is sent, never coerced to an empty body", async () => {
+      for (const body of [false, 0, "", "brand"]) {
+        assert.deepEqual(
+          expectStatus(await admin("POST", "/admin/grants", body), 400),
+          adminError("BAD_INPUT", "the body must be a JSON object"),
+          JSON.stringify(body),
+        );
+      }
+    });
   });
 
   describe("apps", () => {

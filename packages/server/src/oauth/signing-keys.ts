@@ -11,9 +11,10 @@
  * Imported key objects are cached: re-importing a key per signature costs ~10× on Node 20.
  */
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { writeAtomically } from "../write-atomically.js";
 
 /** The JWS algorithm of every MDQ access token (pinned at verification). */
 export const SIGNING_ALGORITHM = "EdDSA";
@@ -106,9 +107,7 @@ export function fileKeyRingStorage(dataDir: string): KeyRingStorage {
       const write = previous.then(async () => {
         if ((await read()) !== expected) return false;
         await mkdir(dataDir, { recursive: true });
-        const temporary = `${file}.${process.pid}.tmp`;
-        await writeFile(temporary, next, { mode: 0o600 });
-        await rename(temporary, file);
+        await writeAtomically(file, next);
         return true;
       });
       const settled = write.catch(() => undefined);

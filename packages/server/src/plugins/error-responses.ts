@@ -111,32 +111,3 @@ export function methodNotAllowed(
     handler: async (request, reply) => refuseMethod(request, reply, allowed),
   });
 }
-
-/** Accepts any (or no) Content-Type as a raw buffer: each route checks its own media type. */
-export function acceptRawBodies(app: FastifyInstance, bodyLimit: number): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit }, (_request, body, done) => done(null, body));
-}
-
-/** The media type of a Content-Type header, lower-cased, without parameters. */
-export function mediaTypeOf(header: string | undefined): { type: string; charset: string | undefined } {
-  const [type = "", ...parameters] = (header ?? "").split(";");
-  const charset = parameters
-    .map((parameter) => parameter.trim().toLowerCase())
-    .find((parameter) => parameter.startsWith("charset="))
-    ?.slice("charset=".length)
-    .replaceAll('"', "");
-  return { type: type.trim().toLowerCase(), charset };
-}
-
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** Decodes a body as UTF-8, or undefined when it is not valid UTF-8. */
-export function decodeUtf8(body: unknown): string | undefined {
-  if (!Buffer.isBuffer(body)) return "";
-  try {
-    return strictUtf8.decode(body);
-  } catch {
-    return undefined;
-  }
-}
