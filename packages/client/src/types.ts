@@ -1,31 +1,25 @@
 /**
- * The public types of the mdq-client SDK: what the service answers (CONTRACT §3), described
- * here again on purpose: the client package never imports server code.
+ * The public types of the mdq-client SDK: what the service answers (CONTRACT §3). The enum
+ * names come from `@mdq/contract`, never from server code.
  */
+import type {
+  AggregateSortField,
+  Dimension,
+  Metric,
+  ReadinessStatus,
+  RecordSortField,
+  SortDirection,
+} from "@mdq/contract";
 
 export type Currency = string;
-export type ReadinessStatus = "READY" | "NOT_READY";
-export type SortDirection = "ASC" | "DESC";
-export type Metric = "IMPRESSIONS" | "CLICKS" | "SPEND" | "CONVERSIONS" | "REVENUE";
-export type Dimension =
-  | "DATE_DAY"
-  | "DATE_WEEK"
-  | "DATE_MONTH"
-  | "MARKET"
-  | "DATA_SOURCE"
-  | "CHANNEL"
-  | "CAMPAIGN_ID";
-export type RecordSortField =
-  | "DATE_DAY"
-  | "MARKET"
-  | "DATA_SOURCE"
-  | "CHANNEL"
-  | "CAMPAIGN_ID"
-  | "IMPRESSIONS"
-  | "CLICKS"
-  | "SPEND"
-  | "CONVERSIONS"
-  | "REVENUE";
+export type {
+  AggregateSortField,
+  Dimension,
+  Metric,
+  ReadinessStatus,
+  RecordSortField,
+  SortDirection,
+} from "@mdq/contract";
 
 /** `marketingDataReadiness`. */
 export interface Readiness {
@@ -91,15 +85,6 @@ export interface PageInfo {
 export type RecordField = keyof MarketingRecord;
 /** Every `MarketingAggregate` field. */
 export type AggregateField = keyof MarketingAggregate;
-/** `AggregateSortField`: the dimensions and the `TOTAL_` fields. */
-export type AggregateSortField =
-  | Dimension
-  | "TOTAL_IMPRESSIONS"
-  | "TOTAL_CLICKS"
-  | "TOTAL_SPEND"
-  | "TOTAL_CONVERSIONS"
-  | "TOTAL_REVENUE";
-
 /** `RecordSortInput`. */
 export interface RecordSort {
   field: RecordSortField;

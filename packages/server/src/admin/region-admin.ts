@@ -7,12 +7,20 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { isCalendarDate, todayIn } from "../calendar.js";
+import {
+  BRAND_ID_PATTERN,
+  DATA_SOURCE_PATTERN,
+  isCalendarDate,
+  LOAD_FORMATS,
+  MARKET_CODES,
+  MAX_SECRET_GRACE_SECONDS,
+  todayIn,
+} from "@mdq/contract";
 import { type Change, type ChangeFeed, SOLO_CHANGE_FEED } from "../cluster/change-feed.js";
 import { AdminError } from "../errors.js";
 import { readFxFile } from "../load/fx-file.js";
 import { LoadFileError } from "../load/load-errors.js";
-import { MARKET_CODES, type RecordsFileFormat, readRecordsFile } from "../load/records-file.js";
+import { type RecordsFileFormat, readRecordsFile } from "../load/records-file.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import { generateAppClientId, generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
 import type { KeyInfo, KeyRing } from "../oauth/signing-keys.js";
@@ -25,10 +33,6 @@ import {
   type Store,
 } from "../store/store.js";
 
-const BRAND_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
-const DATA_SOURCE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-/** Longest grace period of a rotated secret: 30 days. */
-export const MAX_SECRET_GRACE_SECONDS = 30 * 86_400;
 export const DEFAULT_SECRET_GRACE_SECONDS = 86_400;
 
 /** An app as the operator sees it: never its secret or hash. */
@@ -92,7 +96,9 @@ function checkedList(name: string, values: unknown, check: (value: string) => bo
 /** Checks grant lists: ISO 3166-1 markets, lower-case data source ids. */
 export function checkedGrants(body: { markets?: unknown; dataSources?: unknown }): Partial<Grants> {
   const markets = checkedList("markets", body.markets, (value) => MARKET_CODES.has(value));
-  const dataSources = checkedList("dataSources", body.dataSources, (value) => DATA_SOURCE.test(value));
+  const dataSources = checkedList("dataSources", body.dataSources, (value) =>
+    DATA_SOURCE_PATTERN.test(value),
+  );
   return { ...(markets ? { markets } : {}), ...(dataSources ? { dataSources } : {}) };
 }
 
@@ -172,10 +178,10 @@ export class RegionAdmin {
             .replace(/^-+|-+$/g, "")
             .slice(0, 63)
         : body.brandId;
-    if (typeof brandId !== "string" || !BRAND_ID.test(brandId)) {
+    if (typeof brandId !== "string" || !BRAND_ID_PATTERN.test(brandId)) {
       throw new AdminError(
         "BAD_INPUT",
-        `brandId must match ${BRAND_ID.source}; got ${JSON.stringify(brandId)}`,
+        `brandId must match ${BRAND_ID_PATTERN.source}; got ${JSON.stringify(brandId)}`,
       );
     }
     if (await this.store.findBrand(brandId)) throw new AdminError("CONFLICT", `brand ${brandId} exists`);
@@ -295,7 +301,7 @@ export class RegionAdmin {
   }): Promise<LoadSummary> {
     const brand = await this.brand(body.brandId);
     const path = checkedPath(body.path);
-    if (body.format !== undefined && !["csv", "ndjson", "parquet"].includes(body.format as string)) {
+    if (body.format !== undefined && !(LOAD_FORMATS as readonly unknown[]).includes(body.format)) {
       throw new AdminError("BAD_INPUT", "format must be csv, ndjson or parquet");
     }
     if (
