@@ -7,4 +7,5 @@ export * from "./currencies.js";
 export * from "./duration.js";
 export * from "./errors.js";
 export * from "./identifiers.js";
+export type * from "./responses.js";
 export * from "./vocabulary.js";

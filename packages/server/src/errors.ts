@@ -8,19 +8,14 @@ import {
   ADMIN_ERROR_CODES,
   type AdminErrorCode,
   type ErrorCode,
+  type ErrorEntry,
   GRAPHQL_ERROR_CODES,
   OAUTH_ERROR_CODES,
   type OAuthErrorCode,
 } from "@mdq/contract";
 
-export {
-  ADMIN_ERROR_CODES,
-  type AdminErrorCode,
-  type ErrorCode,
-  GRAPHQL_ERROR_CODES,
-  OAUTH_ERROR_CODES,
-  type OAuthErrorCode,
-} from "@mdq/contract";
+/** The catalogue names the modules that answer with these errors use. */
+export { type ErrorCode, GRAPHQL_ERROR_CODES, type OAuthErrorCode } from "@mdq/contract";
 
 /**
  * The message of every 503 caused by the store not answering (SERVICE_UNAVAILABLE,
@@ -30,33 +25,38 @@ export {
 export const STORE_UNAVAILABLE_MESSAGE =
   "the service cannot reach its database right now; retry after the number of seconds in Retry-After";
 
-/** An error with a catalogue code; its message is safe to show to callers. */
-export class MdqError extends Error {
-  readonly code: ErrorCode;
+/** An error answered with the HTTP status of its catalogue entry. */
+abstract class CataloguedError extends Error {
   readonly status: number;
+
+  protected constructor(name: string, message: string, entry: ErrorEntry) {
+    super(message);
+    this.name = name;
+    this.status = entry.status;
+  }
+}
+
+/** An error with a catalogue code; its message is safe to show to callers. */
+export class MdqError extends CataloguedError {
+  readonly code: ErrorCode;
   /** Extra response headers (e.g. `Retry-After`). */
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-    super(message);
-    this.name = "MdqError";
+    super("MdqError", message, GRAPHQL_ERROR_CODES[code]);
     this.code = code;
-    this.status = GRAPHQL_ERROR_CODES[code].status;
     this.headers = headers;
   }
 }
 
 /** An RFC 6749 §5.2 error of the token endpoint. */
-export class OAuthError extends Error {
+export class OAuthError extends CataloguedError {
   readonly error: OAuthErrorCode;
-  readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(error: OAuthErrorCode, description: string, headers: Record<string, string> = {}) {
-    super(description);
-    this.name = "OAuthError";
+    super("OAuthError", description, OAUTH_ERROR_CODES[error]);
     this.error = error;
-    this.status = OAUTH_ERROR_CODES[error].status;
     this.headers = headers;
   }
 }
@@ -70,9 +70,8 @@ export interface AdminErrorDetail {
 }
 
 /** An error of the admin API; its message (and details) are shown to the operator. */
-export class AdminError extends Error {
+export class AdminError extends CataloguedError {
   readonly code: AdminErrorCode;
-  readonly status: number;
   readonly details: readonly { line: number; column?: string; message: string }[] | undefined;
 
   constructor(
@@ -80,10 +79,8 @@ export class AdminError extends Error {
     message: string,
     details?: { line: number; column?: string; message: string }[],
   ) {
-    super(message);
-    this.name = "AdminError";
+    super("AdminError", message, ADMIN_ERROR_CODES[code]);
     this.code = code;
-    this.status = ADMIN_ERROR_CODES[code].status;
     this.details = details;
   }
 }
