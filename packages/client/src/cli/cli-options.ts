@@ -3,7 +3,7 @@
  * value is a usage error (exit 2) naming the flag.
  */
 import { CURRENCY_CODE_PATTERN, isCalendarDate, parseDuration as parseContractDuration } from "@mdq/contract";
-import { InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError } from "commander";
 import type { MarketingFilter } from "../types.js";
 
 /** A mistake in how a command was called; `mdq-client` exits 2 with its message. */
@@ -25,6 +25,17 @@ export function parseDuration(value: string): number {
   const milliseconds = parseContractDuration(value);
   if (milliseconds === undefined) throw new InvalidArgumentError("expected a duration such as 90s, 5m or 2h");
   return milliseconds;
+}
+
+/**
+ * A command over a date range: its required `--from` and `--to` days, both inclusive.
+ * @example dateRangeCommand("records", "Print the records of a date range.")
+ */
+export function dateRangeCommand(name: string, description: string, toNote = ""): Command {
+  return new Command(name)
+    .description(description)
+    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
+    .requiredOption("--to <date>", `last day, YYYY-MM-DD (inclusive)${toNote}`, parseDate);
 }
 
 /** A whole number within bounds. */

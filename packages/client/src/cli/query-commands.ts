@@ -24,6 +24,7 @@ import type {
 } from "../types.js";
 import {
   checkRange,
+  dateRangeCommand,
   type FilterFlags,
   filterFrom,
   parseDate,
@@ -104,10 +105,10 @@ interface RecordsFlags extends FilterFlags {
 }
 
 export function recordsCommand(): Command {
-  const command = new Command("records")
-    .description("Print the records of a date range (every page, any length of range).")
-    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
-    .requiredOption("--to <date>", "last day, YYYY-MM-DD (inclusive)", parseDate)
+  const command = dateRangeCommand(
+    "records",
+    "Print the records of a date range (every page, any length of range).",
+  )
     .option(
       "--sort <list>",
       "FIELD[:ASC|DESC],... (default DATE_DAY:ASC; ties by recordId)",
@@ -171,10 +172,10 @@ function parseGroupBy(value: string): Dimension[] {
 }
 
 export function aggregateCommand(): Command {
-  const command = new Command("aggregate")
-    .description("Print totals of a date range, grouped by dimensions (marketingAggregate).")
-    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
-    .requiredOption("--to <date>", "last day, YYYY-MM-DD (inclusive)", parseDate)
+  const command = dateRangeCommand(
+    "aggregate",
+    "Print totals of a date range, grouped by dimensions (marketingAggregate).",
+  )
     .requiredOption(
       "--metrics <list>",
       `metrics to total: ${METRICS.join(", ")} (e.g. SPEND,REVENUE)`,
