@@ -53,7 +53,7 @@ export const DIMENSIONS = Object.freeze([
 /** A `Dimension` value. */
 export type Dimension = (typeof DIMENSIONS)[number];
 
-/** The `Dimension` values that group by a calendar period (a day, an ISO week's Monday, a month's 1st). */
+/** The `Dimension` values that group by a calendar period, finest first: day, ISO week (Monday), month (1st). */
 export const DATE_DIMENSIONS = Object.freeze(["DATE_DAY", "DATE_WEEK", "DATE_MONTH"] as const);
 
 /** Whether `name` is one of the `DATE_DIMENSIONS`. */

@@ -7,6 +7,7 @@ import {
   CHANNEL_PATTERN,
   type CurrencyCode,
   DATA_SOURCE_PATTERN,
+  DATE_DIMENSIONS,
   DEFAULT_PAGE_SIZE,
   type Dimension,
   inclusiveDayCount,
@@ -228,8 +229,6 @@ export function aggregateQueryOf(
 
 /** Rule 4's default, DATE_DAY descending, where DATE_DAY is grouped; else the finest date dimension grouped. */
 function defaultAggregateSort(groupBy: Dimension[]): SortEntry<AggregateSortField>[] {
-  const date = (["DATE_DAY", "DATE_WEEK", "DATE_MONTH"] as const).find((dimension) =>
-    groupBy.includes(dimension),
-  );
+  const date = DATE_DIMENSIONS.find((dimension) => groupBy.includes(dimension));
   return date ? [{ field: date, direction: "DESC" }] : [];
 }
