@@ -2,7 +2,7 @@
  * Service configuration: one typed schema with defaults, read from the environment (`MDQ_*`)
  * and overrides (CLI flags), validated once at start and frozen. A bad value names its key.
  */
-import { isTimeZone } from "./calendar.js";
+import { isRegion, isTimeZone } from "@mdq/contract";
 
 export interface ServiceConfig {
   /** Region code served by this process, e.g. `uk` or `us`. */
@@ -104,7 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     return value === undefined || value === "" ? undefined : String(value);
   };
   const region = read("region") ?? "uk";
-  if (!/^[a-z]{2,8}$/.test(region))
+  if (!isRegion(region))
     throw new ConfigError(CONFIG_ENV.region, "use a lower-case region code such as uk or us");
   const port = integer(read("port") ?? "4000", CONFIG_ENV.port, 0, 65535);
   const defaultUrl = `http://localhost:${port}`;

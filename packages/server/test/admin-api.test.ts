@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { CURRENCY_CODES, type MarketingRecord } from "@mdq/contract";
 import type { LightMyRequestResponse } from "fastify";
-import { CURRENCY_CODES } from "../src/currencies.js";
 import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const HEADER =
@@ -31,21 +31,7 @@ const READINESS = `query Readiness($c: ID!, $d: Date) {
 }`;
 
 /** A record as GraphQL returns it in EUR (the loaded files hold EUR amounts with 2 decimals). */
-interface Rec {
-  recordId: string;
-  date: string;
-  market: string;
-  dataSource: string;
-  channel: string;
-  campaignId: string;
-  campaignName: string;
-  impressions: number;
-  clicks: number;
-  spend: number;
-  conversions: number;
-  revenue: number;
-  currency: string;
-}
+type Rec = MarketingRecord;
 
 /** An amount in whole cents as the decimal GraphQL returns (no binary rounding residue). */
 function cents(amount: number): number {

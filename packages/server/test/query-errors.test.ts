@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type ErrorCode, GRAPHQL_ERROR_CODES } from "@mdq/contract";
 import { addDays } from "../src/calendar.js";
-import { type ErrorCode, GRAPHQL_ERROR_CODES } from "../src/errors.js";
 import { JIT_AFTER_RUNS } from "../src/graphql/graphql-endpoint.js";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import { startTestRegion, type TestRegion } from "./support/test-region.js";

@@ -15,6 +15,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { RECORD_FIELDS } from "@mdq/contract";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
@@ -155,21 +156,7 @@ const QUERY_RECORDS: StoredRecord[] = [
   record("r08", "2021-03-04", { campaignName: "A" }),
 ];
 
-const ALL_FIELDS: RecordField[] = [
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-  "currency",
-];
+const ALL_FIELDS: RecordField[] = [...RECORD_FIELDS];
 
 function scopeOf(brandId: string, overrides: Partial<RowScope> = {}): RowScope {
   return {

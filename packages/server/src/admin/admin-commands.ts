@@ -6,16 +6,20 @@
  * `RegionAdmin`, so an input error (400) is answered before a lookup error (404, 409).
  */
 import { isAbsolute } from "node:path";
-import { isCalendarDate } from "../calendar.js";
+import {
+  BRAND_ID_PATTERN as BRAND_ID,
+  DATA_SOURCE_PATTERN as ID_PATTERN,
+  isCalendarDate,
+  MARKET_CODES,
+  MAX_SECRET_GRACE_SECONDS,
+  LOAD_FORMATS as RECORDS_FILE_FORMATS,
+} from "@mdq/contract";
 import { AdminError } from "../errors.js";
-import { ID_PATTERN, MARKET_CODES } from "../load/record-rules.js";
 import type { RecordsFileFormat } from "../load/records-file.js";
 import type { Grants } from "../store/store.js";
 
-const BRAND_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
-const RECORDS_FILE_FORMATS: readonly RecordsFileFormat[] = ["csv", "ndjson", "parquet"];
-/** Longest grace period of a rotated secret: 30 days. */
-export const MAX_SECRET_GRACE_SECONDS = 30 * 86_400;
+export { MAX_SECRET_GRACE_SECONDS };
+/** The grace period of a rotated secret when none is given: one day. */
 export const DEFAULT_SECRET_GRACE_SECONDS = 86_400;
 
 /** The route schema of an admin body: a JSON object, or no body at all. */

@@ -3,44 +3,21 @@
  * the vocabularies they draw from and, per column, the rules a value must pass. A rule runs either
  * as SQL over every row or in TypeScript once per distinct value (`record-checks.ts` runs them).
  */
-import { isCalendarDate } from "../calendar.js";
-import { CURRENCY_CODES, isCurrencyCode } from "../currencies.js";
+import {
+  CURRENCY_CODES,
+  DATA_SOURCE_PATTERN,
+  isCalendarDate,
+  isCurrencyCode,
+  MARKET_CODES,
+  RECORD_COLUMNS,
+  type RecordColumn,
+} from "@mdq/contract";
 import { quoteValue } from "./load-errors.js";
 
-/** The columns of the canonical layout, in documentation (and report) order. */
-export const RECORD_COLUMNS = [
-  "record_id",
-  "date",
-  "market",
-  "data_source",
-  "channel",
-  "campaign_id",
-  "campaign_name",
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-  "currency",
-] as const;
+export { MARKET_CODES, RECORD_COLUMNS, type RecordColumn };
 
-/** A column of the canonical layout. */
-export type RecordColumn = (typeof RECORD_COLUMNS)[number];
-
-/** ISO 3166-1 alpha-2: the 249 officially assigned codes (the United Kingdom is GB, not UK). */
-export const MARKET_CODES: ReadonlySet<string> = new Set(
-  `AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS
-  BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE
-  EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM
-  HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC
-  LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA
-  NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW
-  SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO
-  TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW`.split(/\s+/),
-);
-
-/** A data source or channel id. */
-export const ID_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+/** A data source or channel id (the contract's pattern). */
+export const ID_PATTERN = DATA_SOURCE_PATTERN;
 const MAX_COUNT = "2147483647";
 const MAX_AMOUNT = "100000000000000";
 

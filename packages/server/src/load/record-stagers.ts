@@ -3,6 +3,8 @@
  * database as one relation `staged` (row_index, canonical VARCHAR columns), resolving the file's
  * column names through the mapping, and says how rows map back to line numbers.
  */
+
+import type { LoadFormat } from "@mdq/contract";
 import {
   csvFieldColumn,
   csvRecordLines,
@@ -18,7 +20,7 @@ import { type LoadPosition, type LoadProblem, RecordsFileError } from "./load-er
 import { AMOUNT_COLUMNS, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
 
 /** File formats `mdq load` reads. */
-export type RecordsFileFormat = "csv" | "ndjson" | "parquet";
+export type RecordsFileFormat = LoadFormat;
 
 /** What a format's stager leaves behind: a relation `staged` (row_index, canonical VARCHAR columns). */
 export interface Staged {

@@ -14,6 +14,7 @@
  * The SQL is written once for every engine; what differs (placeholders, date functions, the
  * wide integer type, the per-day rate table) comes from a `SqlDialect`.
  */
+import { isDateDimension } from "@mdq/contract";
 import { BASE_CURRENCY, CURRENCIES, CURRENCY_CODES, type CurrencyCode } from "../currencies.js";
 import type {
   AggregateQuery,
@@ -332,8 +333,6 @@ function totalExpression(metric: Metric, currency: CurrencyCode, dialect: SqlDia
   return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double})`;
 }
 
-const DATE_DIMENSIONS: ReadonlySet<Dimension> = new Set(["DATE_DAY", "DATE_WEEK", "DATE_MONTH"]);
-
 /**
  * Plans one page of `marketingAggregate` in two steps. First the matching rows are summed per
  * group, source currency and day with native integer sums: rows sharing a currency and a day share
@@ -362,7 +361,7 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = D
   const columns: string[] = [];
   const fields: string[] = [];
   for (const group of groups) {
-    columns.push(DATE_DIMENSIONS.has(group.dimension) ? dialect.formatDate(group.outer) : group.outer);
+    columns.push(isDateDimension(group.dimension) ? dialect.formatDate(group.outer) : group.outer);
     fields.push(group.dimension);
   }
   for (const metric of query.metrics) {

@@ -4,6 +4,7 @@
  * per-day rate table, and the definition of `div_half_even`. Everything else the planner emits is
  * SQL both engines read the same way, so one planner serves both stores.
  */
+import { CURRENCY_CODE_PATTERN } from "@mdq/contract";
 
 /** One engine's spelling of the constructs the planner needs. */
 export interface SqlDialect {
@@ -59,7 +60,7 @@ export const DUCKDB_DIALECT: SqlDialect = {
 
 /** A currency code as a SQL literal: codes come from the closed list of currencies, never input. */
 function currencyValue(code: string): string {
-  if (!/^[A-Z]{3}$/.test(code)) throw new Error(`not a currency code: ${code}`);
+  if (!CURRENCY_CODE_PATTERN.test(code)) throw new Error(`not a currency code: ${code}`);
   return `'${code}'`;
 }
 
