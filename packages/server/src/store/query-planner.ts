@@ -26,7 +26,7 @@ import type {
   RowScope,
   SortEntry,
 } from "./query-request.js";
-import { DUCKDB_DIALECT, type SqlDialect } from "./sql-dialect.js";
+import { currencyLiteral, type SqlDialect } from "./sql-dialect.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
 export interface PlannedSql {
@@ -34,13 +34,28 @@ export interface PlannedSql {
   params: (string | number | bigint)[];
 }
 
-/** A planned page query: the SQL and, per result column, the GraphQL field it fills. */
+/** A planned page query: the SQL and, per leading result column, the GraphQL field it fills. */
 export interface PlannedPage extends PlannedSql {
   fields: string[];
 }
 
-/** A planned count: `total` rows (or groups) and `missing_rate`, a sample currency/day lacking a rate. */
+/**
+ * A planned aggregate page: after the fields' columns, two that every row repeats (window
+ * functions, so the page needs no second round trip): the number of groups, and of rows whose
+ * conversion lacks a rate.
+ */
+export interface PlannedAggregatePage extends PlannedPage {
+  windowColumns: { totalCount: number; missingRateRows: number };
+}
+
+/**
+ * A planned count, one row of three columns: `total` rows (or groups), then the currency and the
+ * day (`YYYY-MM-DD`) of a sample conversion lacking a rate, both NULL when none lacks one.
+ */
 export type PlannedCount = PlannedSql;
+
+/** A planned read of the data version: one row, one column (how many loads touched the range). */
+export type PlannedDataVersion = PlannedSql;
 
 /** The parameters of one statement being planned, and the dialect it is written in. */
 class Statement {
@@ -130,27 +145,40 @@ function convertedMinor(column: string, currency: CurrencyCode, dialect: SqlDial
   const minorUnits = CURRENCIES[currency].minorUnits;
   const toMinor = 10 ** (4 - minorUnits);
   const wide = dialect.wideInteger;
-  return `CASE WHEN r.currency = '${currency}' THEN div_half_even(CAST(r.${column} AS ${wide}), ${toMinor})
+  return `CASE WHEN r.currency = ${currencyLiteral(currency)} THEN div_half_even(CAST(r.${column} AS ${wide}), ${toMinor})
     ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6, CAST(s.rate_e6 AS ${wide}) * ${toMinor}) END`;
 }
 
 /** The record's amount converted to the target currency in 10⁻⁸ units (exact, half-even). */
 function convertedE8(column: string, currency: CurrencyCode, dialect: SqlDialect): string {
   const wide = dialect.wideInteger;
-  return `CASE WHEN r.currency = '${currency}' THEN CAST(r.${column} AS ${wide}) * 10000
+  return `CASE WHEN r.currency = ${currencyLiteral(currency)} THEN CAST(r.${column} AS ${wide}) * 10000
     ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6 * 10000, CAST(s.rate_e6 AS ${wide})) END`;
 }
 
 /** Condition true for a row whose conversion lacks a rate. */
 function missingRate(currency: CurrencyCode): string {
-  return `(r.currency <> '${currency}' AND (s.rate_e6 IS NULL OR t.rate_e6 IS NULL))`;
+  return `(r.currency <> ${currencyLiteral(currency)} AND (s.rate_e6 IS NULL OR t.rate_e6 IS NULL))`;
 }
 
-/** Sample of a missing rate: the currency lacking it and the day, as `CUR YYYY-MM-DD`. */
+/**
+ * A sample missing rate as the two last columns of a count (`missing_currency`, `missing_day`):
+ * the first (currency, day) lacking a rate in text order. `sample` is the aggregate to alias
+ * `sample` in a subquery; the codes are three letters, so the text splits at fixed places.
+ */
 function missingRateSample(currency: CurrencyCode, dialect: SqlDialect): string {
   return `min(CASE WHEN ${missingRate(currency)}
-    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE '${currency}' END) || ' ' || ${dialect.formatDate("r.date")} END)`;
+    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE ${currencyLiteral(currency)} END) || ' ' || ${dialect.formatDate("r.date")} END)`;
 }
+
+/** The count's columns over a subquery yielding `total` and the missing-rate `sample`. */
+function countColumns(counted: string): string {
+  return `SELECT total, substr(sample, 1, 3) AS missing_currency, substr(sample, 5) AS missing_day
+    FROM (${counted}) counted`;
+}
+
+/** The count's missing-rate columns when a count does not check rates. */
+const NO_MISSING_RATE = "CAST(NULL AS VARCHAR) AS missing_currency, CAST(NULL AS VARCHAR) AS missing_day";
 
 function money(minorExpression: string, currency: CurrencyCode, dialect: SqlDialect): string {
   const minorUnits = CURRENCIES[currency].minorUnits;
@@ -242,7 +270,7 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
  * rows, reading only the columns needed and the sort keys); the outer query formats and converts
  * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
  */
-export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedPage {
+export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): PlannedPage {
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
@@ -300,12 +328,12 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKD
  * check needs each (currency, day) of the rows once, not each row: rows are counted per pair
  * first, and only the pairs (at most currencies × days) meet the rate table.
  */
-export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedCount {
+export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): PlannedCount {
   const statement = new Statement(dialect);
   if (!recordsNeedRates(query)) {
     const where = whereClause(query.scope, statement);
     return {
-      sql: `SELECT count(*) AS total, CAST(NULL AS VARCHAR) AS missing_rate FROM records r WHERE ${where}`,
+      sql: `SELECT count(*) AS total, ${NO_MISSING_RATE} FROM records r WHERE ${where}`,
       params: statement.params,
     };
   }
@@ -315,8 +343,8 @@ export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect = DUCK
   return {
     sql: `WITH ${rates},
       pairs AS (SELECT r.currency, r.date, count(*) AS n FROM records r WHERE ${where} GROUP BY r.currency, r.date)
-      SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(query.currency, dialect)} AS missing_rate
-      FROM pairs r ${joins}`,
+      ${countColumns(`SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(query.currency, dialect)} AS sample
+      FROM pairs r ${joins}`)}`,
     params: statement.params,
   };
 }
@@ -342,7 +370,7 @@ const DATE_DIMENSIONS: ReadonlySet<Dimension> = new Set(["DATE_DAY", "DATE_WEEK"
  * total rounded half-even to the currency's minor unit. The group count and the missing-rate check
  * ride along as window functions.
  */
-export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedPage {
+export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): PlannedAggregatePage {
   const statement = new Statement(dialect);
   const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
   const ctes: string[] = withRates ? [dayRatesCte(query.scope, statement)] : [];
@@ -369,10 +397,9 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = D
     columns.push(totalExpression(metric, query.currency, dialect));
     fields.push(`TOTAL_${metric}`);
   }
+  const windowColumns = { totalCount: columns.length, missingRateRows: columns.length + 1 };
   columns.push("count(*) OVER ()");
-  fields.push("__totalCount");
   columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(query.currency)})) OVER ()` : "0");
-  fields.push("__missingRateRows");
   const joins = withRates ? rateJoins(query.currency, statement) : "";
   const sortKey = (field: AggregateSortField) => {
     if (!field.startsWith("TOTAL_")) return groups.find((group) => group.dimension === field)!.outer;
@@ -396,37 +423,46 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = D
       LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT)`,
     params: statement.params,
     fields,
+    windowColumns,
   };
 }
 
 /** Plans the number of groups of `marketingAggregate` (used when the page itself is empty). */
-export function planAggregateCount(
-  query: AggregateQuery,
-  dialect: SqlDialect = DUCKDB_DIALECT,
-): PlannedCount {
-  if (query.groupBy.length === 0)
-    return { sql: "SELECT 1 AS total, CAST(NULL AS VARCHAR) AS missing_rate", params: [] };
+export function planAggregateCount(query: AggregateQuery, dialect: SqlDialect): PlannedCount {
+  if (query.groupBy.length === 0) return { sql: `SELECT 1 AS total, ${NO_MISSING_RATE}`, params: [] };
   const statement = new Statement(dialect);
   const where = whereClause(query.scope, statement);
   const groupBy = query.groupBy.map((dimension) => dimensionGroup(dimension, dialect)).join(", ");
   return {
-    sql: `SELECT count(*) AS total, CAST(NULL AS VARCHAR) AS missing_rate
+    sql: `SELECT count(*) AS total, ${NO_MISSING_RATE}
       FROM (SELECT 1 FROM records r WHERE ${where} GROUP BY ${groupBy}) groups`,
     params: statement.params,
   };
 }
 
 /** Plans a search for one sample missing rate of an aggregate (only run when one is known to miss). */
-export function planAggregateMissingRate(
-  query: AggregateQuery,
-  dialect: SqlDialect = DUCKDB_DIALECT,
-): PlannedCount {
+export function planAggregateMissingRate(query: AggregateQuery, dialect: SqlDialect): PlannedCount {
   const statement = new Statement(dialect);
   const cte = `WITH ${dayRatesCte(query.scope, statement)}`;
   const joins = rateJoins(query.currency, statement);
   const where = whereClause(query.scope, statement);
   return {
-    sql: `${cte} SELECT 0 AS total, ${missingRateSample(query.currency, dialect)} AS missing_rate FROM records r ${joins} WHERE ${where}`,
+    sql: `${cte} ${countColumns(`SELECT 0 AS total, ${missingRateSample(query.currency, dialect)} AS sample
+      FROM records r ${joins} WHERE ${where}`)}`,
+    params: statement.params,
+  };
+}
+
+/**
+ * Plans the data version of a range: how many loads have touched the brand's days in it, which
+ * changes whenever any of them is reloaded (`pageInfo.dataVersion`).
+ */
+export function planDataVersion(scope: RowScope, dialect: SqlDialect): PlannedDataVersion {
+  const statement = new Statement(dialect);
+  const { bind } = statement;
+  return {
+    sql: `SELECT count(*) AS loads FROM loads WHERE brand_id = ${bind(scope.brandId)}
+      AND first_day <= CAST(${bind(scope.to)} AS DATE) AND last_day >= CAST(${bind(scope.from)} AS DATE)`,
     params: statement.params,
   };
 }

@@ -4,6 +4,7 @@
  * per-day rate table, and the definition of `div_half_even`. Everything else the planner emits is
  * SQL both engines read the same way, so one planner serves both stores.
  */
+import { CURRENCIES } from "../currencies.js";
 
 /** One engine's spelling of the constructs the planner needs. */
 export interface SqlDialect {
@@ -51,15 +52,18 @@ export const DUCKDB_DIALECT: SqlDialect = {
   dayRates: (bind, { from, to }, base) => `
     SELECT c.currency, d.day, f.rate_e6
     FROM (SELECT CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE) AS day) d
-    CROSS JOIN (SELECT DISTINCT currency FROM fx_rates WHERE currency <> ${currencyValue(base)}) c
+    CROSS JOIN (SELECT DISTINCT currency FROM fx_rates WHERE currency <> ${currencyLiteral(base)}) c
     ASOF LEFT JOIN fx_rates f ON f.currency = c.currency AND d.day >= f.date
     UNION ALL
     SELECT CAST(${bind(base)} AS VARCHAR), CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE), 1000000`,
 };
 
-/** A currency code as a SQL literal: codes come from the closed list of currencies, never input. */
-function currencyValue(code: string): string {
-  if (!/^[A-Z]{3}$/.test(code)) throw new Error(`not a currency code: ${code}`);
+/**
+ * A currency code as a SQL literal, checked against the closed list of currencies: the one way a
+ * code enters SQL text (literals let the engines plan the rate joins per currency).
+ */
+export function currencyLiteral(code: string): string {
+  if (!Object.hasOwn(CURRENCIES, code)) throw new Error(`not a supported currency code: ${code}`);
   return `'${code}'`;
 }
 
@@ -68,7 +72,7 @@ function currencyValue(code: string): string {
  * columns they meet, so sorting and joining them never pays for a locale's collation.
  */
 function postgresCurrencyValues(currencies: readonly string[]): string {
-  return `(VALUES ${currencies.map((code) => `(${currencyValue(code)} COLLATE "C")`).join(", ")})`;
+  return `(VALUES ${currencies.map((code) => `(${currencyLiteral(code)} COLLATE "C")`).join(", ")})`;
 }
 
 /**

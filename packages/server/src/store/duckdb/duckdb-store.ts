@@ -14,8 +14,7 @@ import {
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
 import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
-import type { PlannedCount, PlannedPage } from "../query-planner.js";
-import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
+import type { AggregateQuery, RecordsQuery } from "../query-request.js";
 import { appFromRow, brandFromRow } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import {
@@ -494,48 +493,13 @@ function toReadiness(row: Row | undefined, availableThrough: string | null): Rea
   };
 }
 
-/** DuckDB's reads inside one snapshot (page-reads.ts). */
+/** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */
 function snapshotReader(connection: DuckDBConnection): SnapshotReader {
   return {
     dialect: DUCKDB_DIALECT,
-    page: (plan) => readPage(connection, plan),
-    count: (plan) => readCount(connection, plan),
-    dataVersion: (scope) => readDataVersion(connection, scope),
-  };
-}
-
-/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
-async function readDataVersion(connection: DuckDBConnection, scope: RowScope): Promise<string> {
-  const reader = await connection.runAndReadAll(
-    `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
-      AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
-    [scope.brandId, scope.to, scope.from],
-  );
-  return String(reader.getRowObjectsJS()[0]?.["loads"] ?? 0);
-}
-
-/** Runs a planned page and builds row objects from the columns (cheaper than row objects). */
-async function readPage(connection: DuckDBConnection, plan: PlannedPage): Promise<Row[]> {
-  const columns = (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
-  const rowCount = columns[0]?.length ?? 0;
-  const rows: Row[] = new Array(rowCount);
-  for (let index = 0; index < rowCount; index += 1) {
-    const row: Row = {};
-    for (let column = 0; column < plan.fields.length; column += 1) {
-      row[plan.fields[column]!] = columns[column]![index];
-    }
-    rows[index] = row;
-  }
-  return rows;
-}
-
-async function readCount(
-  connection: DuckDBConnection,
-  plan: PlannedCount,
-): Promise<{ total: number; missingRate: string | null }> {
-  const [row] = (await connection.runAndReadAll(plan.sql, plan.params)).getRowObjectsJS();
-  return {
-    total: Number(row?.["total"] ?? 0),
-    missingRate: (row?.["missing_rate"] as string | null) ?? null,
+    async run(statement) {
+      const columns = (await connection.runAndReadAll(statement.sql, statement.params)).getColumnsJS();
+      return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
+    },
   };
 }

@@ -8,8 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
-import type { PlannedCount, PlannedPage } from "../query-planner.js";
-import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
+import type { AggregateQuery, RecordsQuery } from "../query-request.js";
 import { appFromRow, brandFromRow } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
 import {
@@ -436,50 +435,19 @@ export class PostgresStore implements Store {
   }
 }
 
-/** PostgreSQL's reads inside one snapshot (page-reads.ts). */
+/** PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects. */
 function snapshotReader(client: PoolClient): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
-    page: (plan) => readPage(client, plan),
-    count: (plan) => readCount(client, plan),
-    dataVersion: (scope) => readDataVersion(client, scope),
+    async run(statement) {
+      const { rows } = await client.query<unknown[]>({
+        text: statement.sql,
+        values: statement.params,
+        rowMode: "array",
+      });
+      return { rowCount: rows.length, value: (row, column) => rows[row]?.[column] };
+    },
   };
-}
-
-/** Runs a planned page and names its columns by the fields they fill. */
-async function readPage(client: PoolClient, plan: PlannedPage): Promise<Row[]> {
-  const result = await client.query<unknown[]>({ text: plan.sql, values: plan.params, rowMode: "array" });
-  const rows: Row[] = new Array(result.rows.length);
-  for (let index = 0; index < result.rows.length; index += 1) {
-    const values = result.rows[index]!;
-    const row: Row = {};
-    for (let column = 0; column < plan.fields.length; column += 1) row[plan.fields[column]!] = values[column];
-    rows[index] = row;
-  }
-  return rows;
-}
-
-async function readCount(
-  client: PoolClient,
-  plan: PlannedCount,
-): Promise<{ total: number; missingRate: string | null }> {
-  const [row] = (await client.query(plan.sql, plan.params)).rows;
-  return {
-    total: Number(row?.["total"] ?? 0),
-    missingRate: (row?.["missing_rate"] as string | null) ?? null,
-  };
-}
-
-/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
-async function readDataVersion(client: PoolClient, scope: RowScope): Promise<string> {
-  const [row] = (
-    await client.query(
-      `SELECT count(*) AS loads FROM loads WHERE brand_id = $1
-        AND first_day <= CAST($2 AS date) AND last_day >= CAST($3 AS date)`,
-      [scope.brandId, scope.to, scope.from],
-    )
-  ).rows;
-  return String(Number(row?.["loads"] ?? 0));
 }
 
 /** The advisory lock key of a brand's loads: 64 bits of a hash of its id. */
