@@ -1,8 +1,9 @@
 /**
- * Brand and app rows as every engine reads them; an engine passes how its driver returns an
- * instant (DuckDB: epoch milliseconds from `epoch_ms`; PostgreSQL: a Date).
+ * Brand, app, grant and readiness rows as every engine reads them, and an app's mutable state as
+ * every engine writes it; an engine passes how its driver returns an instant (DuckDB: epoch
+ * milliseconds from `epoch_ms`; PostgreSQL: a Date).
  */
-import type { App, Brand } from "./store.js";
+import type { App, Brand, Grants, ReadinessFacts } from "./store.js";
 
 type Row = Record<string, unknown>;
 
@@ -31,5 +32,50 @@ export function appFromRow(row: Row, instant: InstantReader): App {
     dataSources: (row["data_sources"] as string[] | null) ?? null,
     revokedAt: instant(row["revoked_at"]),
     createdAt: instant(row["created_at"]) as Date,
+  };
+}
+
+/** A value of an app's mutable columns. */
+export type AppStateValue = string | string[] | Date | null;
+
+/**
+ * The values of an app's mutable columns, in table order: secret_hash, previous_secret_hash,
+ * previous_secret_expires_at, markets, data_sources, revoked_at.
+ */
+export function appStateValues(app: App): AppStateValue[] {
+  return [
+    app.secretHash,
+    app.previousSecretHash,
+    app.previousSecretExpiresAt,
+    app.markets,
+    app.dataSources,
+    app.revokedAt,
+  ];
+}
+
+/** The mutable columns of `apps`, in the order of `appStateValues`. */
+export const APP_STATE_COLUMNS = [
+  "secret_hash",
+  "previous_secret_hash",
+  "previous_secret_expires_at",
+  "markets",
+  "data_sources",
+  "revoked_at",
+] as const;
+
+/** A brand's grants from its `grants` rows (kind, value), ordered by value. */
+export function grantsFromRows(rows: Row[]): Grants {
+  return {
+    markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
+    dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
+  };
+}
+
+/** Readiness facts from a row of `published`, `last_processed_at` and `available_through`. */
+export function readinessFromRow(row: Row | undefined, instant: InstantReader): ReadinessFacts {
+  return {
+    published: row?.["published"] === true,
+    lastProcessedAt: instant(row?.["last_processed_at"]),
+    availableThrough: (row?.["available_through"] as string | null) ?? null,
   };
 }

@@ -15,7 +15,15 @@ import {
 import { toEpochDay } from "../../calendar.js";
 import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
 import type { AggregateQuery, RecordsQuery } from "../query-request.js";
-import { appFromRow, brandFromRow } from "../row-mapping.js";
+import {
+  APP_STATE_COLUMNS,
+  type AppStateValue,
+  appFromRow,
+  appStateValues,
+  brandFromRow,
+  grantsFromRows,
+  readinessFromRow,
+} from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import {
   type App,
@@ -137,32 +145,32 @@ export class DuckDbStore implements Store {
   }
 
   async brandGrants(brandId: string): Promise<Grants> {
-    const rows = await this.rows("SELECT kind, value FROM grants WHERE brand_id = ? ORDER BY value", [
-      brandId,
-    ]);
-    return {
-      markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
-      dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
-    };
+    return grantsFromRows(
+      await this.rows("SELECT kind, value FROM grants WHERE brand_id = ? ORDER BY value", [brandId]),
+    );
   }
 
   async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
-    if (grants.markets.length === 0 || grants.dataSources.length === 0) {
-      const [row] = await this.rows(READINESS_PUBLISHES, [brandId, processingDate, brandId]);
-      return toReadiness(row, null);
-    }
-    const marketList = grants.markets.map(() => "?").join(", ");
-    const sourceList = grants.dataSources.map(() => "?").join(", ");
+    const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
+    const placeholders = (values: string[]) => values.map(() => "?").join(", ");
     const [row] = await this.rows(
-      `${READINESS_PUBLISHES.replace(
-        "AS last_processed_at",
-        `AS last_processed_at,
-        (SELECT strftime(max(date), '%Y-%m-%d') FROM records
-          WHERE brand_id = ? AND market IN (${marketList}) AND data_source IN (${sourceList})) AS available_through`,
-      )}`,
-      [brandId, processingDate, brandId, brandId, ...grants.markets, ...grants.dataSources],
+      `SELECT
+        EXISTS (SELECT 1 FROM publishes WHERE brand_id = ? AND processing_date = CAST(? AS DATE)) AS published,
+        (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_processed_at,
+        ${
+          granted
+            ? `(SELECT strftime(max(date), '%Y-%m-%d') FROM records WHERE brand_id = ?
+                AND market IN (${placeholders(grants.markets)}) AND data_source IN (${placeholders(grants.dataSources)}))`
+            : "CAST(NULL AS VARCHAR)"
+        } AS available_through`,
+      [
+        brandId,
+        processingDate,
+        brandId,
+        ...(granted ? [brandId, ...grants.markets, ...grants.dataSources] : []),
+      ],
     );
-    return toReadiness(row, (row?.["available_through"] as string | null) ?? null);
+    return readinessFromRow(row, dateOrNull);
   }
 
   /**
@@ -199,26 +207,26 @@ export class DuckDbStore implements Store {
   }
 
   async createApp(app: App): Promise<void> {
+    const values = [app.appClientId, app.brandId, app.name, ...appStateValues(app), app.createdAt].map(
+      duckDbValue,
+    );
     await this.write((connection) =>
       connection.run(
-        `INSERT INTO apps VALUES (?, ?, ?, ?, ?, ${timestampParam(app.previousSecretExpiresAt)},
-          ${listParam(app.markets)}, ${listParam(app.dataSources)},
-          ${timestampParam(app.revokedAt)}, make_timestamp(CAST(? AS BIGINT) * 1000))`,
-        [app.appClientId, app.brandId, app.name, ...appStateParams(app), app.createdAt.getTime()],
+        `INSERT INTO apps VALUES (${values.map((value) => value.sql).join(", ")})`,
+        values.flatMap((value) => value.params),
       ),
     );
   }
 
   async updateApp(app: App): Promise<void> {
+    const state = appStateValues(app).map(duckDbValue);
+    const assignments = APP_STATE_COLUMNS.map((column, index) => `${column} = ${state[index]!.sql}`);
     await this.write((connection) =>
-      connection.run(
-        `UPDATE apps SET name = ?, secret_hash = ?, previous_secret_hash = ?,
-          previous_secret_expires_at = ${timestampParam(app.previousSecretExpiresAt)},
-          markets = ${listParam(app.markets)}, data_sources = ${listParam(app.dataSources)},
-          revoked_at = ${timestampParam(app.revokedAt)}
-          WHERE app_client_id = ?`,
-        [app.name, ...appStateParams(app), app.appClientId],
-      ),
+      connection.run(`UPDATE apps SET name = ?, ${assignments.join(", ")} WHERE app_client_id = ?`, [
+        app.name,
+        ...state.flatMap((value) => value.params),
+        app.appClientId,
+      ]),
     );
   }
 
@@ -321,7 +329,8 @@ export class DuckDbStore implements Store {
       await connection.run(
         `CREATE TEMP TABLE ${staging} AS SELECT record_id, date, market, data_source, channel, campaign_id,
           campaign_name, impressions, clicks, spend_e4, conversions_e4, revenue_e4, currency
-          FROM read_parquet('${path.replaceAll("'", "''")}')`,
+          FROM read_parquet(?)`,
+        [path],
       );
       const [row] = (
         await connection.runAndReadAll(`SELECT count(*) AS n FROM ${staging}`)
@@ -452,45 +461,24 @@ const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_
   epoch_ms(previous_secret_expires_at) AS previous_secret_expires_at, markets, data_sources,
   epoch_ms(revoked_at) AS revoked_at, epoch_ms(created_at) AS created_at FROM apps`;
 
-const READINESS_PUBLISHES = `SELECT
-  EXISTS (SELECT 1 FROM publishes WHERE brand_id = ? AND processing_date = CAST(? AS DATE)) AS published,
-  (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_processed_at`;
-
 /**
- * Parameters of an app's mutable columns, in table order (secret_hash … revoked_at); absent
- * timestamps and null or empty lists bind nothing, matching `timestampParam` and `listParam`.
+ * A value as DuckDB takes it: a placeholder and its parameter, or the SQL of what it cannot bind
+ * (NULL of an unknown type, an empty list whose item type would be unknown).
  */
-function appStateParams(app: App): DuckDBValue[] {
-  return [
-    app.secretHash,
-    app.previousSecretHash,
-    ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
-    ...(app.markets?.length ? [listValue(app.markets)] : []),
-    ...(app.dataSources?.length ? [listValue(app.dataSources)] : []),
-    ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
-  ];
-}
-
-function timestampParam(value: Date | null): string {
-  return value ? "make_timestamp(CAST(? AS BIGINT) * 1000)" : "NULL";
-}
-
-/** A list column's value: an empty list cannot be bound (its item type would be unknown). */
-function listParam(values: string[] | null): string {
-  if (values === null) return "NULL";
-  return values.length === 0 ? "CAST([] AS VARCHAR[])" : "?";
+function duckDbValue(value: AppStateValue): { sql: string; params: DuckDBValue[] } {
+  if (value === null) return { sql: "NULL", params: [] };
+  if (value instanceof Date)
+    return { sql: "make_timestamp(CAST(? AS BIGINT) * 1000)", params: [value.getTime()] };
+  if (Array.isArray(value)) {
+    return value.length === 0
+      ? { sql: "CAST([] AS VARCHAR[])", params: [] }
+      : { sql: "?", params: [listValue(value)] };
+  }
+  return { sql: "?", params: [value] };
 }
 
 function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));
-}
-
-function toReadiness(row: Row | undefined, availableThrough: string | null): ReadinessFacts {
-  return {
-    published: Boolean(row?.["published"]),
-    lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
-    availableThrough,
-  };
 }
 
 /** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */

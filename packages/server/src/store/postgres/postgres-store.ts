@@ -9,7 +9,13 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
 import type { AggregateQuery, RecordsQuery } from "../query-request.js";
-import { appFromRow, brandFromRow } from "../row-mapping.js";
+import {
+  appFromRow,
+  appStateValues,
+  brandFromRow,
+  grantsFromRows,
+  readinessFromRow,
+} from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
 import {
   type App,
@@ -151,13 +157,9 @@ export class PostgresStore implements Store {
   }
 
   async brandGrants(brandId: string): Promise<Grants> {
-    const rows = await this.rows("SELECT kind, value FROM grants WHERE brand_id = $1 ORDER BY value", [
-      brandId,
-    ]);
-    return {
-      markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
-      dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
-    };
+    return grantsFromRows(
+      await this.rows("SELECT kind, value FROM grants WHERE brand_id = $1 ORDER BY value", [brandId]),
+    );
   }
 
   async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
@@ -174,11 +176,7 @@ export class PostgresStore implements Store {
         } AS available_through`,
       granted ? [brandId, processingDate, grants.markets, grants.dataSources] : [brandId, processingDate],
     );
-    return {
-      published: row?.["published"] === true,
-      lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
-      availableThrough: (row?.["available_through"] as string | null) ?? null,
-    };
+    return readinessFromRow(row, dateOrNull);
   }
 
   async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
@@ -202,7 +200,7 @@ export class PostgresStore implements Store {
       `INSERT INTO apps (app_client_id, brand_id, name, secret_hash, previous_secret_hash,
         previous_secret_expires_at, markets, data_sources, revoked_at, created_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [app.appClientId, app.brandId, app.name, ...appStateParams(app), app.createdAt],
+      [app.appClientId, app.brandId, app.name, ...appStateValues(app), app.createdAt],
     );
   }
 
@@ -211,7 +209,7 @@ export class PostgresStore implements Store {
       `UPDATE apps SET name = $2, secret_hash = $3, previous_secret_hash = $4,
         previous_secret_expires_at = $5, markets = $6, data_sources = $7, revoked_at = $8
         WHERE app_client_id = $1`,
-      [app.appClientId, app.name, ...appStateParams(app)],
+      [app.appClientId, app.name, ...appStateValues(app)],
     );
   }
 
@@ -457,18 +455,6 @@ function loadLockKey(brandId: string): string {
 
 const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
   previous_secret_expires_at, markets, data_sources, revoked_at, created_at FROM apps`;
-
-/** Parameters of an app's mutable columns: secret_hash … revoked_at. */
-function appStateParams(app: App): Params {
-  return [
-    app.secretHash,
-    app.previousSecretHash,
-    app.previousSecretExpiresAt,
-    app.markets,
-    app.dataSources,
-    app.revokedAt,
-  ];
-}
 
 function dateOrNull(value: unknown): Date | null {
   return value instanceof Date ? value : null;
