@@ -11,7 +11,7 @@ import { MdqError } from "../errors.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { decodeUtf8, mediaTypeOf, sendGraphQLError } from "../plugins/error-responses.js";
-import type { Store } from "../store/store.js";
+import type { RecordReads } from "../store/store.js";
 import { authenticateBearer } from "./bearer-auth.js";
 import { formatErrors } from "./error-formatting.js";
 import { QUERY_LIMITS, queryLimitsRule } from "./query-limits.js";
@@ -19,7 +19,7 @@ import { type RequestContext, resolvers } from "./resolvers.js";
 import { typeDefs } from "./schema.js";
 
 export interface GraphQLEndpointOptions {
-  store: Store;
+  store: RecordReads;
   keys: KeyRing;
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };

@@ -6,7 +6,7 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { todayIn } from "../calendar.js";
 import { MdqError } from "../errors.js";
-import { MissingFxRateError, type Store } from "../store/store.js";
+import { MissingFxRateError, type RecordReads } from "../store/store.js";
 import {
   type AggregateArguments,
   aggregateQueryOf,
@@ -31,7 +31,7 @@ export interface PageInfo {
 /** What every resolver gets: the caller, the store, and where to put page info. */
 export interface RequestContext {
   caller: Caller;
-  store: Store;
+  store: RecordReads;
   timeZone: string;
   pageInfo: Record<string, PageInfo>;
 }

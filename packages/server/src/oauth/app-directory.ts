@@ -3,7 +3,7 @@
  * time so that a revocation or a grant change reaches every request within `ttlSeconds`
  * (CONTRACT §2 asks for 60 s at most).
  */
-import type { App, Grants, Store } from "../store/store.js";
+import type { App, BrandDirectory, Grants } from "../store/store.js";
 
 interface Entry<Value> {
   value: Value;
@@ -16,7 +16,7 @@ export class AppDirectory {
   private readonly grants = new Map<string, Entry<Grants>>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<BrandDirectory, "findApp" | "brandGrants">,
     private readonly ttlSeconds: number,
   ) {}
 

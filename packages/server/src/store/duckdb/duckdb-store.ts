@@ -34,6 +34,7 @@ import {
   type LoadOrigin,
   type LoadSummary,
   type PageResult,
+  type ParquetLoads,
   type ReadinessFacts,
   RecordIdConflictError,
   type Store,
@@ -64,8 +65,8 @@ export async function openDuckDbStore(dataDir: string | ":memory:"): Promise<Duc
   return new DuckDbStore(instance, writer, readers);
 }
 
-/** The DuckDB implementation of `Store`. */
-export class DuckDbStore implements Store {
+/** The DuckDB implementation of `Store`; it loads Parquet natively. */
+export class DuckDbStore implements Store, ParquetLoads {
   readonly engine = "duckdb" as const;
   private writeQueue: Promise<unknown> = Promise.resolve();
   /** Completed writes since the store opened (page-cache.ts). */

@@ -23,6 +23,7 @@ import {
   type BrandDataStatus,
   type FxRate,
   type Grants,
+  type KeyRingStore,
   type LoadOrigin,
   type LoadSummary,
   type PageResult,
@@ -76,8 +77,8 @@ export async function openPostgresStore(options: PostgresConnectionOptions): Pro
   return new PostgresStore(pool);
 }
 
-/** The PostgreSQL implementation of `Store`. */
-export class PostgresStore implements Store {
+/** The PostgreSQL implementation of `Store`; it keeps the signing key ring for every instance. */
+export class PostgresStore implements Store, KeyRingStore {
   readonly engine = "postgres" as const;
 
   constructor(private readonly pool: pg.Pool) {}
