@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { GraphQLError } from "graphql";
-import { decodeProtectedHeader } from "jose";
 import mercurius from "mercurius";
 import { MdqError } from "../errors.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
@@ -69,25 +68,6 @@ function parseRequestBody(body: unknown): GraphQLRequestBody {
   };
 }
 
-/**
- * When the bearer token names a signing key this instance does not know, re-reads the key ring
- * first (throttled): another instance may have just rotated (docs/observability.md). Anything
- * malformed is left for bearer authentication to refuse.
- */
-async function learnSigningKey(authorization: string | undefined, keys: KeyRing): Promise<void> {
-  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
-  if (!token) return;
-  let kid: unknown;
-  try {
-    kid = decodeProtectedHeader(token).kid;
-  } catch {
-    return;
-  }
-  if (typeof kid === "string" && kid !== "" && !keys.verificationKey(kid)) {
-    await keys.reloadForUnknownKid(kid).catch(() => false);
-  }
-}
-
 /** Whether `text` parses as JSON (no GraphQL document does; a selection set `{}` cannot be empty). */
 function isJsonText(text: string): boolean {
   try {
@@ -119,7 +99,6 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       return sendGraphQLError(reply, 415, "BAD_REQUEST", "Content-Type must be application/json");
     }
     const body = parseRequestBody(request.body);
-    await learnSigningKey(request.headers.authorization, options.keys);
     const caller = await authenticateBearer(request, options);
     const context: RequestContext = {
       caller,

@@ -13,7 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { type CryptoKey, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { type KeyRingStore, keepsKeyRing } from "../store/store.js";
 
 /** The JWS algorithm of every MDQ access token (pinned at verification). */
@@ -236,6 +236,23 @@ export class KeyRing {
     const document = await this.storage.read();
     this.options.onReload?.(reason);
     if (document !== undefined && document !== this.document) await this.adopt(document);
+  }
+
+  /**
+   * Before a token is verified: when it names a key this ring does not know, re-reads the ring
+   * first (throttled, see `reloadForUnknownKid`), since another instance may have just rotated
+   * (docs/observability.md). Anything malformed is left for verification to refuse.
+   */
+  async learnKeyOf(token: string): Promise<void> {
+    let kid: unknown;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return;
+    }
+    if (typeof kid === "string" && kid !== "" && !this.verificationKey(kid)) {
+      await this.reloadForUnknownKid(kid).catch(() => false);
+    }
   }
 
   /**
