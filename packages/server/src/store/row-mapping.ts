@@ -10,8 +10,29 @@ type Row = Record<string, unknown>;
 /** An instant column's value as a Date, or null for SQL NULL. */
 export type InstantReader = (value: unknown) => Date | null;
 
-/** A `brands` row (brand_id, name, created_at). */
-export function brandFromRow(row: Row, instant: InstantReader): Brand {
+/** How an engine's rows read as the store's types. */
+export interface RowMapping {
+  /** A `brands` row (brand_id, name, created_at). */
+  brand(row: Row): Brand;
+  /** An `apps` row (every column of the table). */
+  app(row: Row): App;
+  /** A brand's grants from its `grants` rows (kind, value), ordered by value. */
+  grants(rows: Row[]): Grants;
+  /** Readiness facts from a row of `published`, `last_processed_at` and `available_through`. */
+  readiness(row: Row | undefined): ReadinessFacts;
+}
+
+/** The row mapping of an engine whose driver returns instants as `instant` reads them. */
+export function rowMapping(instant: InstantReader): RowMapping {
+  return {
+    brand: (row) => brandFromRow(row, instant),
+    app: (row) => appFromRow(row, instant),
+    grants: grantsFromRows,
+    readiness: (row) => readinessFromRow(row, instant),
+  };
+}
+
+function brandFromRow(row: Row, instant: InstantReader): Brand {
   return {
     brandId: String(row["brand_id"]),
     name: String(row["name"]),
@@ -19,8 +40,7 @@ export function brandFromRow(row: Row, instant: InstantReader): Brand {
   };
 }
 
-/** An `apps` row (every column of the table). */
-export function appFromRow(row: Row, instant: InstantReader): App {
+function appFromRow(row: Row, instant: InstantReader): App {
   return {
     appClientId: String(row["app_client_id"]),
     brandId: String(row["brand_id"]),
@@ -63,16 +83,14 @@ export const APP_STATE_COLUMNS = [
   "revoked_at",
 ] as const;
 
-/** A brand's grants from its `grants` rows (kind, value), ordered by value. */
-export function grantsFromRows(rows: Row[]): Grants {
+function grantsFromRows(rows: Row[]): Grants {
   return {
     markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
     dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
   };
 }
 
-/** Readiness facts from a row of `published`, `last_processed_at` and `available_through`. */
-export function readinessFromRow(row: Row | undefined, instant: InstantReader): ReadinessFacts {
+function readinessFromRow(row: Row | undefined, instant: InstantReader): ReadinessFacts {
   return {
     published: row?.["published"] === true,
     lastProcessedAt: instant(row?.["last_processed_at"]),

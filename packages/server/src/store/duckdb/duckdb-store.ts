@@ -13,17 +13,8 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
-import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
-import type { AggregateQuery, RecordsQuery } from "../query-request.js";
-import {
-  APP_STATE_COLUMNS,
-  type AppStateValue,
-  appFromRow,
-  appStateValues,
-  brandFromRow,
-  grantsFromRows,
-  readinessFromRow,
-} from "../row-mapping.js";
+import { type InSnapshot, type SnapshotReader, snapshotPageReads } from "../page-reads.js";
+import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import {
   type App,
@@ -33,7 +24,6 @@ import {
   type Grants,
   type LoadOrigin,
   type LoadSummary,
-  type PageResult,
   type ParquetLoads,
   type ReadinessFacts,
   RecordIdConflictError,
@@ -122,19 +112,19 @@ export class DuckDbStore implements Store, ParquetLoads {
       "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands WHERE brand_id = ?",
       [brandId],
     );
-    return row ? brandFromRow(row, dateOrNull) : undefined;
+    return row ? ROWS.brand(row) : undefined;
   }
 
   async listBrands(): Promise<Brand[]> {
     const rows = await this.rows(
       "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands ORDER BY brand_id",
     );
-    return rows.map((row) => brandFromRow(row, dateOrNull));
+    return rows.map((row) => ROWS.brand(row));
   }
 
   async findApp(appClientId: string): Promise<App | undefined> {
     const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = ?`, [appClientId]);
-    return row ? appFromRow(row, dateOrNull) : undefined;
+    return row ? ROWS.app(row) : undefined;
   }
 
   async listApps(brandId?: string): Promise<App[]> {
@@ -142,11 +132,11 @@ export class DuckDbStore implements Store, ParquetLoads {
       brandId === undefined
         ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
         : await this.rows(`${APP_SELECT} WHERE brand_id = ? ORDER BY app_client_id`, [brandId]);
-    return rows.map((row) => appFromRow(row, dateOrNull));
+    return rows.map((row) => ROWS.app(row));
   }
 
   async brandGrants(brandId: string): Promise<Grants> {
-    return grantsFromRows(
+    return ROWS.grants(
       await this.rows("SELECT kind, value FROM grants WHERE brand_id = ? ORDER BY value", [brandId]),
     );
   }
@@ -171,31 +161,23 @@ export class DuckDbStore implements Store, ParquetLoads {
         ...(granted ? [brandId, ...grants.markets, ...grants.dataSources] : []),
       ],
     );
-    return readinessFromRow(row, dateOrNull);
+    return ROWS.readiness(row);
   }
 
-  /**
-   * Runs `read` in one read transaction on one connection, so that a page, its count and its data
-   * version come from the same snapshot even while a load commits.
-   */
-  private snapshot<Result>(read: (connection: DuckDBConnection) => Promise<Result>): Promise<Result> {
-    return this.readers.use(async (connection) => {
+  /** Runs `read` in one read transaction on one pooled connection: one snapshot. */
+  private snapshot: InSnapshot = (read) =>
+    this.readers.use(async (connection) => {
       await connection.run("BEGIN TRANSACTION");
       try {
-        return await read(connection);
+        return await read(snapshotReader(connection));
       } finally {
         await connection.run("COMMIT");
       }
     });
-  }
 
-  async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot((connection) => readRecordsPage(snapshotReader(connection), query));
-  }
-
-  async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.snapshot((connection) => readAggregatePage(snapshotReader(connection), query));
-  }
+  private readonly pages = snapshotPageReads(this.snapshot);
+  readonly queryRecords = this.pages.queryRecords;
+  readonly queryAggregate = this.pages.queryAggregate;
 
   async createBrand(brand: Brand): Promise<void> {
     await this.write((connection) =>
@@ -477,6 +459,9 @@ function duckDbValue(value: AppStateValue): { sql: string; params: DuckDBValue[]
   }
   return { sql: "?", params: [value] };
 }
+
+/** Rows as the store's types. */
+const ROWS = rowMapping(dateOrNull);
 
 function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));

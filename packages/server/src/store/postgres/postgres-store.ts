@@ -7,15 +7,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
-import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
-import type { AggregateQuery, RecordsQuery } from "../query-request.js";
-import {
-  appFromRow,
-  appStateValues,
-  brandFromRow,
-  grantsFromRows,
-  readinessFromRow,
-} from "../row-mapping.js";
+import { type InSnapshot, type SnapshotReader, snapshotPageReads } from "../page-reads.js";
+import { appStateValues, rowMapping } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
 import {
   type App,
@@ -26,7 +19,6 @@ import {
   type KeyRingStore,
   type LoadOrigin,
   type LoadSummary,
-  type PageResult,
   type ReadinessFacts,
   RecordIdConflictError,
   type Store,
@@ -123,30 +115,32 @@ export class PostgresStore implements Store, KeyRingStore {
     }
   }
 
-  /**
-   * Runs `read` in one REPEATABLE READ READ ONLY transaction, so that a page, its count and its
-   * data version come from the same snapshot even while a load commits.
-   */
-  private snapshot<Result>(read: (client: PoolClient) => Promise<Result>): Promise<Result> {
-    return this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", read);
-  }
+  /** Runs `read` in one REPEATABLE READ READ ONLY transaction: one snapshot. */
+  private snapshot: InSnapshot = (read) =>
+    this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", (client) =>
+      read(snapshotReader(client)),
+    );
+
+  private readonly pages = snapshotPageReads(this.snapshot);
+  readonly queryRecords = this.pages.queryRecords;
+  readonly queryAggregate = this.pages.queryAggregate;
 
   async findBrand(brandId: string): Promise<Brand | undefined> {
     const [row] = await this.rows("SELECT brand_id, name, created_at FROM brands WHERE brand_id = $1", [
       brandId,
     ]);
-    return row ? brandFromRow(row, dateOrNull) : undefined;
+    return row ? ROWS.brand(row) : undefined;
   }
 
   async listBrands(): Promise<Brand[]> {
     return (await this.rows("SELECT brand_id, name, created_at FROM brands ORDER BY brand_id")).map((row) =>
-      brandFromRow(row, dateOrNull),
+      ROWS.brand(row),
     );
   }
 
   async findApp(appClientId: string): Promise<App | undefined> {
     const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = $1`, [appClientId]);
-    return row ? appFromRow(row, dateOrNull) : undefined;
+    return row ? ROWS.app(row) : undefined;
   }
 
   async listApps(brandId?: string): Promise<App[]> {
@@ -154,11 +148,11 @@ export class PostgresStore implements Store, KeyRingStore {
       brandId === undefined
         ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
         : await this.rows(`${APP_SELECT} WHERE brand_id = $1 ORDER BY app_client_id`, [brandId]);
-    return rows.map((row) => appFromRow(row, dateOrNull));
+    return rows.map((row) => ROWS.app(row));
   }
 
   async brandGrants(brandId: string): Promise<Grants> {
-    return grantsFromRows(
+    return ROWS.grants(
       await this.rows("SELECT kind, value FROM grants WHERE brand_id = $1 ORDER BY value", [brandId]),
     );
   }
@@ -177,15 +171,7 @@ export class PostgresStore implements Store, KeyRingStore {
         } AS available_through`,
       granted ? [brandId, processingDate, grants.markets, grants.dataSources] : [brandId, processingDate],
     );
-    return readinessFromRow(row, dateOrNull);
-  }
-
-  async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot((client) => readRecordsPage(snapshotReader(client), query));
-  }
-
-  async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.snapshot((client) => readAggregatePage(snapshotReader(client), query));
+    return ROWS.readiness(row);
   }
 
   async createBrand(brand: Brand): Promise<void> {
@@ -456,6 +442,9 @@ function loadLockKey(brandId: string): string {
 
 const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
   previous_secret_expires_at, markets, data_sources, revoked_at, created_at FROM apps`;
+
+/** Rows as the store's types. */
+const ROWS = rowMapping(dateOrNull);
 
 function dateOrNull(value: unknown): Date | null {
   return value instanceof Date ? value : null;
