@@ -18,7 +18,7 @@ import {
 } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import { MissingFxRateError, type PageResult, type RecordReads } from "./store.js";
+import { MissingFxRateError, type PageResult } from "./store.js";
 
 type Row = Record<string, unknown>;
 
@@ -38,20 +38,6 @@ export interface SnapshotReader {
 
 /** Runs `read` with a reader of one snapshot of an engine's data. */
 export type InSnapshot = <Result>(read: (reader: SnapshotReader) => Promise<Result>) => Promise<Result>;
-
-/** The pages an engine serves: `queryRecords` and `queryAggregate`, each read inside one snapshot. */
-export type PageReads = Pick<RecordReads, "queryRecords" | "queryAggregate">;
-
-/**
- * `queryRecords` and `queryAggregate` over an engine's snapshots, so that a page, its count and
- * its data version agree even while a load commits.
- */
-export function snapshotPageReads(inSnapshot: InSnapshot): PageReads {
-  return {
-    queryRecords: (query) => inSnapshot((reader) => readRecordsPage(reader, query)),
-    queryAggregate: (query) => inSnapshot((reader) => readAggregatePage(reader, query)),
-  };
-}
 
 /** A currency and day whose conversion lacks a rate (CONTRACT §3 rule 7). */
 export interface MissingRate {

@@ -1,7 +1,8 @@
 /**
- * What differs between the SQL of DuckDB and of PostgreSQL, as far as the query planner cares:
- * placeholders, date formatting and truncation, the wide integer type of money products, the
- * per-day rate table, and the definition of `div_half_even`. Everything else the planner emits is
+ * What differs between the SQL of DuckDB and of PostgreSQL, as far as the query planner and the
+ * shared reads (sql-store.ts) care: placeholders, date formatting and truncation, the wide
+ * integer type of money products, the per-day rate table, how an instant column is read, and the
+ * definition of `div_half_even`. Everything else the planner emits is
  * SQL both engines read the same way, so one planner serves both stores.
  */
 import { CURRENCIES } from "../currencies.js";
@@ -21,6 +22,8 @@ export interface SqlDialect {
   readonly wideInteger: string;
   /** The 64-bit floating point type. */
   readonly double: string;
+  /** A timestamp column, under its own name, as the engine's row mapping reads instants. */
+  instantColumn(column: string): string;
   /**
    * The body of the `day_rates` CTE: (currency, day, rate_e6) for every day in [from, to] and
    * every one of `currencies`, carrying the latest rate on or before the day (NULL when none),
@@ -46,6 +49,8 @@ export const DUCKDB_DIALECT: SqlDialect = {
   monthStart: (expression) => `CAST(date_trunc('month', ${expression}) AS DATE)`,
   wideInteger: "HUGEINT",
   double: "DOUBLE",
+  // Epoch milliseconds: the driver's own timestamp values would need converting one by one.
+  instantColumn: (column) => `epoch_ms(${column}) AS ${column}`,
   // The codes present in fx_rates stand in for `currencies`: the same table as far as the rate
   // joins can tell (a code without rates gives NULL either way; FX files hold only supported
   // codes, never EUR), and DuckDB plans its ASOF join over a DISTINCT 2.5× faster than over VALUES.
@@ -94,6 +99,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   monthStart: (expression) => `CAST(date_trunc('month', CAST(${expression} AS timestamp)) AS date)`,
   wideInteger: "numeric",
   double: "double precision",
+  instantColumn: (column) => column,
   dayRates: (bind, { from, to }, base, currencies) => {
     const first = `CAST(${bind(from)} AS date)`;
     const last = `CAST(${bind(to)} AS date)`;

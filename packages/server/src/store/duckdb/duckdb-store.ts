@@ -13,9 +13,10 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
-import { type InSnapshot, type SnapshotReader, snapshotPageReads } from "../page-reads.js";
+import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
+import { SqlStore } from "../sql-store.js";
 import {
   type App,
   type Brand,
@@ -56,8 +57,10 @@ export async function openDuckDbStore(dataDir: string | ":memory:"): Promise<Duc
 }
 
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
-export class DuckDbStore implements Store, ParquetLoads {
+export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
   readonly engine = "duckdb" as const;
+  protected readonly dialect = DUCKDB_DIALECT;
+  protected readonly rowsAs = rowMapping(dateOrNull);
   private writeQueue: Promise<unknown> = Promise.resolve();
   /** Completed writes since the store opened (page-cache.ts). */
   private generation = 0;
@@ -66,9 +69,11 @@ export class DuckDbStore implements Store, ParquetLoads {
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     private readonly readers: ConnectionPool,
-  ) {}
+  ) {
+    super();
+  }
 
-  private async rows(sql: string, params: DuckDBValue[] = []): Promise<Row[]> {
+  protected async rows(sql: string, params: DuckDBValue[] = []): Promise<Row[]> {
     return this.readers.use(async (connection) =>
       (await connection.runAndReadAll(sql, params)).getRowObjectsJS(),
     );
@@ -107,40 +112,6 @@ export class DuckDbStore implements Store, ParquetLoads {
     });
   }
 
-  async findBrand(brandId: string): Promise<Brand | undefined> {
-    const [row] = await this.rows(
-      "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands WHERE brand_id = ?",
-      [brandId],
-    );
-    return row ? ROWS.brand(row) : undefined;
-  }
-
-  async listBrands(): Promise<Brand[]> {
-    const rows = await this.rows(
-      "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands ORDER BY brand_id",
-    );
-    return rows.map((row) => ROWS.brand(row));
-  }
-
-  async findApp(appClientId: string): Promise<App | undefined> {
-    const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = ?`, [appClientId]);
-    return row ? ROWS.app(row) : undefined;
-  }
-
-  async listApps(brandId?: string): Promise<App[]> {
-    const rows =
-      brandId === undefined
-        ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
-        : await this.rows(`${APP_SELECT} WHERE brand_id = ? ORDER BY app_client_id`, [brandId]);
-    return rows.map((row) => ROWS.app(row));
-  }
-
-  async brandGrants(brandId: string): Promise<Grants> {
-    return ROWS.grants(
-      await this.rows("SELECT kind, value FROM grants WHERE brand_id = ? ORDER BY value", [brandId]),
-    );
-  }
-
   async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
     const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
     const placeholders = (values: string[]) => values.map(() => "?").join(", ");
@@ -161,11 +132,11 @@ export class DuckDbStore implements Store, ParquetLoads {
         ...(granted ? [brandId, ...grants.markets, ...grants.dataSources] : []),
       ],
     );
-    return ROWS.readiness(row);
+    return this.rowsAs.readiness(row);
   }
 
   /** Runs `read` in one read transaction on one pooled connection: one snapshot. */
-  private snapshot: InSnapshot = (read) =>
+  protected readonly snapshot: InSnapshot = (read) =>
     this.readers.use(async (connection) => {
       await connection.run("BEGIN TRANSACTION");
       try {
@@ -174,10 +145,6 @@ export class DuckDbStore implements Store, ParquetLoads {
         await connection.run("COMMIT");
       }
     });
-
-  private readonly pages = snapshotPageReads(this.snapshot);
-  readonly queryRecords = this.pages.queryRecords;
-  readonly queryAggregate = this.pages.queryAggregate;
 
   async createBrand(brand: Brand): Promise<void> {
     await this.write((connection) =>
@@ -440,10 +407,6 @@ export class DuckDbStore implements Store, ParquetLoads {
   }
 }
 
-const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
-  epoch_ms(previous_secret_expires_at) AS previous_secret_expires_at, markets, data_sources,
-  epoch_ms(revoked_at) AS revoked_at, epoch_ms(created_at) AS created_at FROM apps`;
-
 /**
  * A value as DuckDB takes it: a placeholder and its parameter, or the SQL of what it cannot bind
  * (NULL of an unknown type, an empty list whose item type would be unknown).
@@ -459,9 +422,6 @@ function duckDbValue(value: AppStateValue): { sql: string; params: DuckDBValue[]
   }
   return { sql: "?", params: [value] };
 }
-
-/** Rows as the store's types. */
-const ROWS = rowMapping(dateOrNull);
 
 function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));

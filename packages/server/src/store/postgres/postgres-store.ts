@@ -7,9 +7,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
-import { type InSnapshot, type SnapshotReader, snapshotPageReads } from "../page-reads.js";
+import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { appStateValues, rowMapping } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
+import { SqlStore } from "../sql-store.js";
 import {
   type App,
   type Brand,
@@ -70,13 +71,17 @@ export async function openPostgresStore(options: PostgresConnectionOptions): Pro
 }
 
 /** The PostgreSQL implementation of `Store`; it keeps the signing key ring for every instance. */
-export class PostgresStore implements Store, KeyRingStore {
+export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   readonly engine = "postgres" as const;
+  protected readonly dialect = POSTGRES_DIALECT;
+  protected readonly rowsAs = rowMapping(dateOrNull);
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    super();
+  }
 
   /** One statement on any pooled connection. */
-  private async rows(sql: string, params: Params = []): Promise<Row[]> {
+  protected async rows(sql: string, params: Params = []): Promise<Row[]> {
     try {
       return (await this.pool.query(sql, params)).rows;
     } catch (error) {
@@ -116,46 +121,10 @@ export class PostgresStore implements Store, KeyRingStore {
   }
 
   /** Runs `read` in one REPEATABLE READ READ ONLY transaction: one snapshot. */
-  private snapshot: InSnapshot = (read) =>
+  protected readonly snapshot: InSnapshot = (read) =>
     this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", (client) =>
       read(snapshotReader(client)),
     );
-
-  private readonly pages = snapshotPageReads(this.snapshot);
-  readonly queryRecords = this.pages.queryRecords;
-  readonly queryAggregate = this.pages.queryAggregate;
-
-  async findBrand(brandId: string): Promise<Brand | undefined> {
-    const [row] = await this.rows("SELECT brand_id, name, created_at FROM brands WHERE brand_id = $1", [
-      brandId,
-    ]);
-    return row ? ROWS.brand(row) : undefined;
-  }
-
-  async listBrands(): Promise<Brand[]> {
-    return (await this.rows("SELECT brand_id, name, created_at FROM brands ORDER BY brand_id")).map((row) =>
-      ROWS.brand(row),
-    );
-  }
-
-  async findApp(appClientId: string): Promise<App | undefined> {
-    const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = $1`, [appClientId]);
-    return row ? ROWS.app(row) : undefined;
-  }
-
-  async listApps(brandId?: string): Promise<App[]> {
-    const rows =
-      brandId === undefined
-        ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
-        : await this.rows(`${APP_SELECT} WHERE brand_id = $1 ORDER BY app_client_id`, [brandId]);
-    return rows.map((row) => ROWS.app(row));
-  }
-
-  async brandGrants(brandId: string): Promise<Grants> {
-    return ROWS.grants(
-      await this.rows("SELECT kind, value FROM grants WHERE brand_id = $1 ORDER BY value", [brandId]),
-    );
-  }
 
   async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
     const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
@@ -171,7 +140,7 @@ export class PostgresStore implements Store, KeyRingStore {
         } AS available_through`,
       granted ? [brandId, processingDate, grants.markets, grants.dataSources] : [brandId, processingDate],
     );
-    return ROWS.readiness(row);
+    return this.rowsAs.readiness(row);
   }
 
   async createBrand(brand: Brand): Promise<void> {
@@ -439,12 +408,6 @@ function snapshotReader(client: PoolClient): SnapshotReader {
 function loadLockKey(brandId: string): string {
   return createHash("sha256").update(`mdq load ${brandId}`).digest().readBigInt64BE(0).toString();
 }
-
-const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
-  previous_secret_expires_at, markets, data_sources, revoked_at, created_at FROM apps`;
-
-/** Rows as the store's types. */
-const ROWS = rowMapping(dateOrNull);
 
 function dateOrNull(value: unknown): Date | null {
   return value instanceof Date ? value : null;
