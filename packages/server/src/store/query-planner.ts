@@ -218,15 +218,11 @@ function recordColumn(
 function recordSortKey(field: RecordSortField, currency: CurrencyCode, dialect: SqlDialect): string {
   switch (field) {
     case "DATE_DAY":
-      return "r.date";
     case "MARKET":
-      return "r.market";
     case "DATA_SOURCE":
-      return "r.data_source";
     case "CHANNEL":
-      return "r.channel";
     case "CAMPAIGN_ID":
-      return "r.campaign_id";
+      return dimensionGroup(field, dialect);
     case "IMPRESSIONS":
       return "r.impressions";
     case "CLICKS":

@@ -3,7 +3,7 @@
  * every engine writes it; an engine passes how its driver returns an instant (DuckDB: epoch
  * milliseconds from `epoch_ms`; PostgreSQL: a Date).
  */
-import type { App, Brand, Grants, ReadinessFacts } from "./store.js";
+import type { App, Brand, BrandDataStatus, Grants, ReadinessFacts } from "./store.js";
 
 type Row = Record<string, unknown>;
 
@@ -20,6 +20,8 @@ export interface RowMapping {
   grants(rows: Row[]): Grants;
   /** Readiness facts from a row of `published`, `last_processed_at` and `available_through`. */
   readiness(row: Row | undefined): ReadinessFacts;
+  /** A brand's data status from a row of `rows`, `first_day`, `last_day`, `last_published_*`. */
+  dataStatus(row: Row | undefined): BrandDataStatus;
 }
 
 /** The row mapping of an engine whose driver returns instants as `instant` reads them. */
@@ -29,6 +31,13 @@ export function rowMapping(instant: InstantReader): RowMapping {
     app: (row) => appFromRow(row, instant),
     grants: grantsFromRows,
     readiness: (row) => readinessFromRow(row, instant),
+    dataStatus: (row) => ({
+      rows: Number(row?.["rows"] ?? 0),
+      firstDay: (row?.["first_day"] as string | null) ?? null,
+      lastDay: (row?.["last_day"] as string | null) ?? null,
+      lastPublishedAt: instant(row?.["last_published_at"]),
+      lastPublishedDate: (row?.["last_published_date"] as string | null) ?? null,
+    }),
   };
 }
 

@@ -22,8 +22,8 @@ export interface SqlDialect {
   readonly wideInteger: string;
   /** The 64-bit floating point type. */
   readonly double: string;
-  /** A timestamp column, under its own name, as the engine's row mapping reads instants. */
-  instantColumn(column: string): string;
+  /** A timestamp expression as the engine's row mapping reads instants. */
+  instant(expression: string): string;
   /**
    * The body of the `day_rates` CTE: (currency, day, rate_e6) for every day in [from, to] and
    * every one of `currencies`, carrying the latest rate on or before the day (NULL when none),
@@ -50,7 +50,7 @@ export const DUCKDB_DIALECT: SqlDialect = {
   wideInteger: "HUGEINT",
   double: "DOUBLE",
   // Epoch milliseconds: the driver's own timestamp values would need converting one by one.
-  instantColumn: (column) => `epoch_ms(${column}) AS ${column}`,
+  instant: (expression) => `epoch_ms(${expression})`,
   // The codes present in fx_rates stand in for `currencies`: the same table as far as the rate
   // joins can tell (a code without rates gives NULL either way; FX files hold only supported
   // codes, never EUR), and DuckDB plans its ASOF join over a DISTINCT 2.5× faster than over VALUES.
@@ -99,7 +99,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   monthStart: (expression) => `CAST(date_trunc('month', CAST(${expression} AS timestamp)) AS date)`,
   wideInteger: "numeric",
   double: "double precision",
-  instantColumn: (column) => column,
+  instant: (expression) => expression,
   dayRates: (bind, { from, to }, base, currencies) => {
     const first = `CAST(${bind(from)} AS date)`;
     const last = `CAST(${bind(to)} AS date)`;

@@ -1,13 +1,13 @@
 /**
  * What every SQL engine answers with the same statements, written once: the brand directory's
- * reads and the records and aggregate pages (page-reads.ts). An engine supplies how it runs one
+ * reads, a brand's data status, and the records and aggregate pages (page-reads.ts). An engine supplies how it runs one
  * statement, its dialect, how its rows read as the store's types, and its read snapshots.
  */
 import { type InSnapshot, readAggregatePage, readRecordsPage } from "./page-reads.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { RowMapping } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import type { App, Brand, Grants, PageResult } from "./store.js";
+import type { App, Brand, BrandDataStatus, Grants, PageResult } from "./store.js";
 
 type Row = Record<string, unknown>;
 
@@ -67,14 +67,34 @@ export abstract class SqlStore {
     return this.snapshot((reader) => readAggregatePage(reader, query));
   }
 
+  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
+    const { formatDate, instant, placeholder } = this.dialect;
+    const [row] = await this.rows(
+      `SELECT
+        (SELECT count(*) FROM records WHERE brand_id = ${placeholder(1)}) AS rows,
+        (SELECT ${formatDate("min(date)")} FROM records WHERE brand_id = ${placeholder(2)}) AS first_day,
+        (SELECT ${formatDate("max(date)")} FROM records WHERE brand_id = ${placeholder(3)}) AS last_day,
+        (SELECT ${instant("published_at")} FROM publishes WHERE brand_id = ${placeholder(4)}
+          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
+        (SELECT ${formatDate("max(processing_date)")} FROM publishes WHERE brand_id = ${placeholder(5)})
+          AS last_published_date`,
+      [brandId, brandId, brandId, brandId, brandId],
+    );
+    return this.rowsAs.dataStatus(row);
+  }
+
   private brandSelect(): string {
-    return `SELECT brand_id, name, ${this.dialect.instantColumn("created_at")} FROM brands`;
+    return `SELECT brand_id, name, ${this.instantColumn("created_at")} FROM brands`;
   }
 
   private appSelect(): string {
-    const instant = (column: string) => this.dialect.instantColumn(column);
     return `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
-      ${instant("previous_secret_expires_at")}, markets, data_sources, ${instant("revoked_at")},
-      ${instant("created_at")} FROM apps`;
+      ${this.instantColumn("previous_secret_expires_at")}, markets, data_sources,
+      ${this.instantColumn("revoked_at")}, ${this.instantColumn("created_at")} FROM apps`;
+  }
+
+  /** A timestamp column under its own name, read as the row mapping expects. */
+  private instantColumn(column: string): string {
+    return `${this.dialect.instant(column)} AS ${column}`;
   }
 }

@@ -20,7 +20,6 @@ import { SqlStore } from "../sql-store.js";
 import {
   type App,
   type Brand,
-  type BrandDataStatus,
   type FxRate,
   type Grants,
   type LoadOrigin,
@@ -364,26 +363,6 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
       [brandId, processingDate],
     );
     return Number(row?.["n"] ?? 0) > 0;
-  }
-
-  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
-    const [row] = await this.rows(
-      `SELECT
-        (SELECT count(*) FROM records WHERE brand_id = ?) AS rows,
-        (SELECT strftime(min(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS first_day,
-        (SELECT strftime(max(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS last_day,
-        (SELECT epoch_ms(published_at) FROM publishes WHERE brand_id = ?
-          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
-        (SELECT strftime(max(processing_date), '%Y-%m-%d') FROM publishes WHERE brand_id = ?) AS last_published_date`,
-      [brandId, brandId, brandId, brandId, brandId],
-    );
-    return {
-      rows: Number(row?.["rows"] ?? 0),
-      firstDay: (row?.["first_day"] as string | null) ?? null,
-      lastDay: (row?.["last_day"] as string | null) ?? null,
-      lastPublishedAt: dateOrNull(row?.["last_published_at"]),
-      lastPublishedDate: (row?.["last_published_date"] as string | null) ?? null,
-    };
   }
 
   async publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void> {

@@ -14,7 +14,6 @@ import { SqlStore } from "../sql-store.js";
 import {
   type App,
   type Brand,
-  type BrandDataStatus,
   type FxRate,
   type Grants,
   type KeyRingStore,
@@ -317,26 +316,6 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
       [brandId, processingDate],
     );
     return row?.["found"] === true;
-  }
-
-  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
-    const [row] = await this.rows(
-      `SELECT
-        (SELECT count(*) FROM records WHERE brand_id = $1) AS rows,
-        (SELECT to_char(min(date), 'YYYY-MM-DD') FROM records WHERE brand_id = $1) AS first_day,
-        (SELECT to_char(max(date), 'YYYY-MM-DD') FROM records WHERE brand_id = $1) AS last_day,
-        (SELECT published_at FROM publishes WHERE brand_id = $1
-          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
-        (SELECT to_char(max(processing_date), 'YYYY-MM-DD') FROM publishes WHERE brand_id = $1) AS last_published_date`,
-      [brandId],
-    );
-    return {
-      rows: Number(row?.["rows"] ?? 0),
-      firstDay: (row?.["first_day"] as string | null) ?? null,
-      lastDay: (row?.["last_day"] as string | null) ?? null,
-      lastPublishedAt: dateOrNull(row?.["last_published_at"]),
-      lastPublishedDate: (row?.["last_published_date"] as string | null) ?? null,
-    };
   }
 
   async publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void> {
