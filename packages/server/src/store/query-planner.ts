@@ -122,6 +122,19 @@ function whereClause(scope: RowScope, statement: Statement): string {
   return conditions.join(" AND ");
 }
 
+/** The currency a plan converts to: checked once, before any of its SQL is written. */
+interface Target {
+  code: CurrencyCode;
+  /** The code as a SQL literal (sql-dialect.ts `currencyLiteral`, the one check). */
+  literal: string;
+  minorUnits: number;
+}
+
+function targetOf(code: CurrencyCode): Target {
+  const literal = currencyLiteral(code);
+  return { code, literal, minorUnits: CURRENCIES[code].minorUnits };
+}
+
 /** Currencies quoted against the base: every supported one but EUR (whose rate is 1 by definition). */
 const RATED_CURRENCIES = CURRENCY_CODES.filter((code) => code !== BASE_CURRENCY);
 
@@ -135,30 +148,30 @@ function dayRatesCte(scope: RowScope, statement: Statement): string {
 }
 
 /** Joins of each row to its source-currency rate (`s`) and the target currency's rate (`t`). */
-function rateJoins(currency: CurrencyCode, statement: Statement): string {
+function rateJoins(target: Target, statement: Statement): string {
   return `LEFT JOIN day_rates s ON s.currency = r.currency AND s.day = r.date
-    LEFT JOIN day_rates t ON t.currency = ${statement.bind(currency)} AND t.day = r.date`;
+    LEFT JOIN day_rates t ON t.currency = ${statement.bind(target.code)} AND t.day = r.date`;
 }
 
 /** The record's amount converted to the target currency, in minor units (exact, half-even). */
-function convertedMinor(column: string, currency: CurrencyCode, dialect: SqlDialect): string {
-  const minorUnits = CURRENCIES[currency].minorUnits;
+function convertedMinor(column: string, target: Target, dialect: SqlDialect): string {
+  const minorUnits = target.minorUnits;
   const toMinor = 10 ** (4 - minorUnits);
   const wide = dialect.wideInteger;
-  return `CASE WHEN r.currency = ${currencyLiteral(currency)} THEN div_half_even(CAST(r.${column} AS ${wide}), ${toMinor})
+  return `CASE WHEN r.currency = ${target.literal} THEN div_half_even(CAST(r.${column} AS ${wide}), ${toMinor})
     ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6, CAST(s.rate_e6 AS ${wide}) * ${toMinor}) END`;
 }
 
 /** The record's amount converted to the target currency in 10⁻⁸ units (exact, half-even). */
-function convertedE8(column: string, currency: CurrencyCode, dialect: SqlDialect): string {
+function convertedE8(column: string, target: Target, dialect: SqlDialect): string {
   const wide = dialect.wideInteger;
-  return `CASE WHEN r.currency = ${currencyLiteral(currency)} THEN CAST(r.${column} AS ${wide}) * 10000
+  return `CASE WHEN r.currency = ${target.literal} THEN CAST(r.${column} AS ${wide}) * 10000
     ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6 * 10000, CAST(s.rate_e6 AS ${wide})) END`;
 }
 
 /** Condition true for a row whose conversion lacks a rate. */
-function missingRate(currency: CurrencyCode): string {
-  return `(r.currency <> ${currencyLiteral(currency)} AND (s.rate_e6 IS NULL OR t.rate_e6 IS NULL))`;
+function missingRate(target: Target): string {
+  return `(r.currency <> ${target.literal} AND (s.rate_e6 IS NULL OR t.rate_e6 IS NULL))`;
 }
 
 /**
@@ -166,9 +179,9 @@ function missingRate(currency: CurrencyCode): string {
  * the first (currency, day) lacking a rate in text order. `sample` is the aggregate to alias
  * `sample` in a subquery; the codes are three letters, so the text splits at fixed places.
  */
-function missingRateSample(currency: CurrencyCode, dialect: SqlDialect): string {
-  return `min(CASE WHEN ${missingRate(currency)}
-    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE ${currencyLiteral(currency)} END) || ' ' || ${dialect.formatDate("r.date")} END)`;
+function missingRateSample(target: Target, dialect: SqlDialect): string {
+  return `min(CASE WHEN ${missingRate(target)}
+    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE ${target.literal} END) || ' ' || ${dialect.formatDate("r.date")} END)`;
 }
 
 /** The count's columns over a subquery yielding `total` and the missing-rate `sample`. */
@@ -180,8 +193,8 @@ function countColumns(counted: string): string {
 /** The count's missing-rate columns when a count does not check rates. */
 const NO_MISSING_RATE = "CAST(NULL AS VARCHAR) AS missing_currency, CAST(NULL AS VARCHAR) AS missing_day";
 
-function money(minorExpression: string, currency: CurrencyCode, dialect: SqlDialect): string {
-  const minorUnits = CURRENCIES[currency].minorUnits;
+function money(minorExpression: string, target: Target, dialect: SqlDialect): string {
+  const minorUnits = target.minorUnits;
   return `CAST(${minorExpression} AS ${dialect.double}) / ${10 ** minorUnits}`;
 }
 
@@ -215,7 +228,7 @@ function recordColumn(
 }
 
 /** The sort key of a record sort field: stored columns, so that an index can serve the order. */
-function recordSortKey(field: RecordSortField, currency: CurrencyCode, dialect: SqlDialect): string {
+function recordSortKey(field: RecordSortField, target: Target, dialect: SqlDialect): string {
   switch (field) {
     case "DATE_DAY":
     case "MARKET":
@@ -230,9 +243,9 @@ function recordSortKey(field: RecordSortField, currency: CurrencyCode, dialect: 
     case "CONVERSIONS":
       return "r.conversions_e4";
     case "SPEND":
-      return convertedMinor(MONEY_COLUMNS.spend, currency, dialect);
+      return convertedMinor(MONEY_COLUMNS.spend, target, dialect);
     case "REVENUE":
-      return convertedMinor(MONEY_COLUMNS.revenue, currency, dialect);
+      return convertedMinor(MONEY_COLUMNS.revenue, target, dialect);
   }
 }
 
@@ -267,6 +280,7 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
  * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
  */
 export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): PlannedPage {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
@@ -275,10 +289,10 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
   for (const field of query.fields)
     for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
   const sortKeys = query.sort.map((entry, index) => ({
-    expression: `${recordSortKey(entry.field, query.currency, dialect)} AS k${index}`,
+    expression: `${recordSortKey(entry.field, target, dialect)} AS k${index}`,
     direction: entry.direction,
   }));
-  const innerJoins = sortsByMoney ? rateJoins(query.currency, statement) : "";
+  const innerJoins = sortsByMoney ? rateJoins(target, statement) : "";
   const where = whereClause(query.scope, statement);
   const innerSelect = [
     ...[...sourceColumns].map((column) => `r.${column}`),
@@ -298,9 +312,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
     if (field === "currency") continue;
     fields.push(field);
     if (field === "spend" || field === "revenue") {
-      columns.push(
-        money(convertedMinor(MONEY_COLUMNS[field], query.currency, dialect), query.currency, dialect),
-      );
+      columns.push(money(convertedMinor(MONEY_COLUMNS[field], target, dialect), target, dialect));
     } else {
       columns.push(recordColumn(field, dialect));
     }
@@ -310,7 +322,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
     fields.push("recordId");
   }
   // Only converted output needs the rates again; a page sorted by money alone has its order already.
-  const outerJoins = selectsMoney ? rateJoins(query.currency, statement) : "";
+  const outerJoins = selectsMoney ? rateJoins(target, statement) : "";
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
@@ -325,6 +337,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
  * first, and only the pairs (at most currencies × days) meet the rate table.
  */
 export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): PlannedCount {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   if (!recordsNeedRates(query)) {
     const where = whereClause(query.scope, statement);
@@ -335,22 +348,22 @@ export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): Plan
   }
   const rates = dayRatesCte(query.scope, statement);
   const where = whereClause(query.scope, statement);
-  const joins = rateJoins(query.currency, statement);
+  const joins = rateJoins(target, statement);
   return {
     sql: `WITH ${rates},
       pairs AS (SELECT r.currency, r.date, count(*) AS n FROM records r WHERE ${where} GROUP BY r.currency, r.date)
-      ${countColumns(`SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(query.currency, dialect)} AS sample
+      ${countColumns(`SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(target, dialect)} AS sample
       FROM pairs r ${joins}`)}`,
     params: statement.params,
   };
 }
 
-function totalExpression(metric: Metric, currency: CurrencyCode, dialect: SqlDialect): string {
+function totalExpression(metric: Metric, target: Target, dialect: SqlDialect): string {
   const column = METRIC_COLUMNS[metric];
   if (MONEY_METRICS.has(metric)) {
-    const minorUnits = CURRENCIES[currency].minorUnits;
-    const sumE8 = `coalesce(sum(${convertedE8(column, currency, dialect)}), 0)`;
-    return money(`div_half_even(${sumE8}, ${10 ** (8 - minorUnits)})`, currency, dialect);
+    const minorUnits = target.minorUnits;
+    const sumE8 = `coalesce(sum(${convertedE8(column, target, dialect)}), 0)`;
+    return money(`div_half_even(${sumE8}, ${10 ** (8 - minorUnits)})`, target, dialect);
   }
   if (metric === "CONVERSIONS") return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double}) / 10000`;
   return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double})`;
@@ -367,6 +380,7 @@ const DATE_DIMENSIONS: ReadonlySet<Dimension> = new Set(["DATE_DAY", "DATE_WEEK"
  * ride along as window functions.
  */
 export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): PlannedAggregatePage {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
   const ctes: string[] = withRates ? [dayRatesCte(query.scope, statement)] : [];
@@ -390,20 +404,18 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): P
     fields.push(group.dimension);
   }
   for (const metric of query.metrics) {
-    columns.push(totalExpression(metric, query.currency, dialect));
+    columns.push(totalExpression(metric, target, dialect));
     fields.push(`TOTAL_${metric}`);
   }
   const windowColumns = { totalCount: columns.length, missingRateRows: columns.length + 1 };
   columns.push("count(*) OVER ()");
-  columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(query.currency)})) OVER ()` : "0");
-  const joins = withRates ? rateJoins(query.currency, statement) : "";
+  columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(target)})) OVER ()` : "0");
+  const joins = withRates ? rateJoins(target, statement) : "";
   const sortKey = (field: AggregateSortField) => {
     if (!field.startsWith("TOTAL_")) return groups.find((group) => group.dimension === field)!.outer;
     const metric = field.slice("TOTAL_".length) as Metric;
     const column = METRIC_COLUMNS[metric];
-    return MONEY_METRICS.has(metric)
-      ? `sum(${convertedE8(column, query.currency, dialect)})`
-      : `sum(r.${column})`;
+    return MONEY_METRICS.has(metric) ? `sum(${convertedE8(column, target, dialect)})` : `sum(r.${column})`;
   };
   const order = [
     ...query.sort.map((entry) => `${sortKey(entry.field)} ${entry.direction}`),
@@ -438,12 +450,13 @@ export function planAggregateCount(query: AggregateQuery, dialect: SqlDialect): 
 
 /** Plans a search for one sample missing rate of an aggregate (only run when one is known to miss). */
 export function planAggregateMissingRate(query: AggregateQuery, dialect: SqlDialect): PlannedCount {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const cte = `WITH ${dayRatesCte(query.scope, statement)}`;
-  const joins = rateJoins(query.currency, statement);
+  const joins = rateJoins(target, statement);
   const where = whereClause(query.scope, statement);
   return {
-    sql: `${cte} ${countColumns(`SELECT 0 AS total, ${missingRateSample(query.currency, dialect)} AS sample
+    sql: `${cte} ${countColumns(`SELECT 0 AS total, ${missingRateSample(target, dialect)} AS sample
       FROM records r ${joins} WHERE ${where}`)}`,
     params: statement.params,
   };
