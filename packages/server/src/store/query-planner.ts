@@ -476,4 +476,51 @@ export function planDataVersion(scope: RowScope, dialect: SqlDialect): PlannedDa
   };
 }
 
+/**
+ * Plans a brand's readiness facts for a processing date (CONTRACT §3 rule 8): whether it is
+ * published, the last publish, and the last day with records inside the grants (NULL without
+ * grants: no rows are readable).
+ */
+export function planReadiness(
+  brandId: string,
+  processingDate: string,
+  grants: { markets: string[]; dataSources: string[] },
+  dialect: SqlDialect,
+): PlannedSql {
+  const statement = new Statement(dialect);
+  const { bind } = statement;
+  const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
+  const published = `EXISTS (SELECT 1 FROM publishes WHERE brand_id = ${bind(brandId)}
+    AND processing_date = CAST(${bind(processingDate)} AS DATE)) AS published`;
+  const lastProcessed = `(SELECT ${dialect.instant("max(published_at)")} FROM publishes
+    WHERE brand_id = ${bind(brandId)}) AS last_processed_at`;
+  const availableThrough = granted
+    ? `(SELECT ${dialect.formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}
+        AND market IN (${grants.markets.map(bind).join(", ")})
+        AND data_source IN (${grants.dataSources.map(bind).join(", ")}))`
+    : "CAST(NULL AS VARCHAR)";
+  return {
+    sql: `SELECT ${published}, ${lastProcessed}, ${availableThrough} AS available_through`,
+    params: statement.params,
+  };
+}
+
+/** Plans a brand's data at a glance: its rows, first and last day, and last publish. */
+export function planDataStatus(brandId: string, dialect: SqlDialect): PlannedSql {
+  const statement = new Statement(dialect);
+  const { bind } = statement;
+  const { formatDate, instant } = dialect;
+  return {
+    sql: `SELECT
+      (SELECT count(*) FROM records WHERE brand_id = ${bind(brandId)}) AS rows,
+      (SELECT ${formatDate("min(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS first_day,
+      (SELECT ${formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS last_day,
+      (SELECT ${instant("published_at")} FROM publishes WHERE brand_id = ${bind(brandId)}
+        ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
+      (SELECT ${formatDate("max(processing_date)")} FROM publishes WHERE brand_id = ${bind(brandId)})
+        AS last_published_date`,
+    params: statement.params,
+  };
+}
+
 export type { SortEntry };

@@ -1,13 +1,15 @@
 /**
  * What every SQL engine answers with the same statements, written once: the brand directory's
- * reads, a brand's data status, and the records and aggregate pages (page-reads.ts). An engine supplies how it runs one
- * statement, its dialect, how its rows read as the store's types, and its read snapshots.
+ * reads, readiness, a brand's data status, and the records and aggregate pages (page-reads.ts). An engine
+ * supplies how it runs one statement, its dialect, how its rows read as the store's types, and
+ * its read snapshots.
  */
 import { type InSnapshot, readAggregatePage, readRecordsPage } from "./page-reads.js";
+import { type PlannedSql, planDataStatus, planReadiness } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { RowMapping } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import type { App, Brand, BrandDataStatus, Grants, PageResult } from "./store.js";
+import type { App, Brand, BrandDataStatus, Grants, PageResult, ReadinessFacts } from "./store.js";
 
 type Row = Record<string, unknown>;
 
@@ -18,7 +20,7 @@ export abstract class SqlStore {
   /** Runs `read` with a reader of one snapshot, so a page, its count and data version agree. */
   protected abstract readonly snapshot: InSnapshot;
   /** Runs one statement on any connection. */
-  protected abstract rows(sql: string, params?: string[]): Promise<Row[]>;
+  protected abstract rows(sql: string, params?: PlannedSql["params"]): Promise<Row[]>;
 
   async findBrand(brandId: string): Promise<Brand | undefined> {
     const [row] = await this.rows(`${this.brandSelect()} WHERE brand_id = ${this.dialect.placeholder(1)}`, [
@@ -67,19 +69,15 @@ export abstract class SqlStore {
     return this.snapshot((reader) => readAggregatePage(reader, query));
   }
 
+  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
+    const { sql, params } = planReadiness(brandId, processingDate, grants, this.dialect);
+    const [row] = await this.rows(sql, params);
+    return this.rowsAs.readiness(row);
+  }
+
   async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
-    const { formatDate, instant, placeholder } = this.dialect;
-    const [row] = await this.rows(
-      `SELECT
-        (SELECT count(*) FROM records WHERE brand_id = ${placeholder(1)}) AS rows,
-        (SELECT ${formatDate("min(date)")} FROM records WHERE brand_id = ${placeholder(2)}) AS first_day,
-        (SELECT ${formatDate("max(date)")} FROM records WHERE brand_id = ${placeholder(3)}) AS last_day,
-        (SELECT ${instant("published_at")} FROM publishes WHERE brand_id = ${placeholder(4)}
-          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
-        (SELECT ${formatDate("max(processing_date)")} FROM publishes WHERE brand_id = ${placeholder(5)})
-          AS last_published_date`,
-      [brandId, brandId, brandId, brandId, brandId],
-    );
+    const { sql, params } = planDataStatus(brandId, this.dialect);
+    const [row] = await this.rows(sql, params);
     return this.rowsAs.dataStatus(row);
   }
 

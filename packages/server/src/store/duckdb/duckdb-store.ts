@@ -25,7 +25,6 @@ import {
   type LoadOrigin,
   type LoadSummary,
   type ParquetLoads,
-  type ReadinessFacts,
   RecordIdConflictError,
   type Store,
   type StoredRecord,
@@ -109,29 +108,6 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
         throw error;
       }
     });
-  }
-
-  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
-    const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
-    const placeholders = (values: string[]) => values.map(() => "?").join(", ");
-    const [row] = await this.rows(
-      `SELECT
-        EXISTS (SELECT 1 FROM publishes WHERE brand_id = ? AND processing_date = CAST(? AS DATE)) AS published,
-        (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_processed_at,
-        ${
-          granted
-            ? `(SELECT strftime(max(date), '%Y-%m-%d') FROM records WHERE brand_id = ?
-                AND market IN (${placeholders(grants.markets)}) AND data_source IN (${placeholders(grants.dataSources)}))`
-            : "CAST(NULL AS VARCHAR)"
-        } AS available_through`,
-      [
-        brandId,
-        processingDate,
-        brandId,
-        ...(granted ? [brandId, ...grants.markets, ...grants.dataSources] : []),
-      ],
-    );
-    return this.rowsAs.readiness(row);
   }
 
   /** Runs `read` in one read transaction on one pooled connection: one snapshot. */

@@ -19,7 +19,6 @@ import {
   type KeyRingStore,
   type LoadOrigin,
   type LoadSummary,
-  type ReadinessFacts,
   RecordIdConflictError,
   type Store,
   type StoredRecord,
@@ -124,23 +123,6 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
     this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", (client) =>
       read(snapshotReader(client)),
     );
-
-  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
-    const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
-    const [row] = await this.rows(
-      `SELECT
-        EXISTS (SELECT 1 FROM publishes WHERE brand_id = $1 AND processing_date = CAST($2 AS date)) AS published,
-        (SELECT max(published_at) FROM publishes WHERE brand_id = $1) AS last_processed_at,
-        ${
-          granted
-            ? `(SELECT to_char(max(date), 'YYYY-MM-DD') FROM records
-                WHERE brand_id = $1 AND market = ANY($3) AND data_source = ANY($4))`
-            : "CAST(NULL AS text)"
-        } AS available_through`,
-      granted ? [brandId, processingDate, grants.markets, grants.dataSources] : [brandId, processingDate],
-    );
-    return this.rowsAs.readiness(row);
-  }
 
   async createBrand(brand: Brand): Promise<void> {
     await this.rows("INSERT INTO brands (brand_id, name, created_at) VALUES ($1, $2, $3)", [
