@@ -175,9 +175,9 @@ function missingRate(target: Target): string {
 }
 
 /**
- * A sample missing rate as the two last columns of a count (`missing_currency`, `missing_day`):
- * the first (currency, day) lacking a rate in text order. `sample` is the aggregate to alias
- * `sample` in a subquery; the codes are three letters, so the text splits at fixed places.
+ * The aggregate finding a sample missing rate: the first `CUR YYYY-MM-DD` (the currency lacking
+ * a rate, the day) in text order. `countColumns` splits it into typed columns at fixed places:
+ * every code is three letters (`currencyLiteral` and the closed list of stored codes).
  */
 function missingRateSample(target: Target, dialect: SqlDialect): string {
   return `min(CASE WHEN ${missingRate(target)}
