@@ -4,7 +4,7 @@
  * CONTRACT §4 (the only place the secrets are ever shown).
  */
 import { generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
-import type { Store } from "../store/store.js";
+import type { BrandDirectory, RecordLoads } from "../store/store.js";
 import { type DemoOptions, demoRecordCount, demoRecords, planDemo } from "./demo-data.js";
 
 /** `mdq demo`'s credentials file (CONTRACT §4). */
@@ -31,7 +31,10 @@ export interface DemoSeedOptions extends DemoOptions {
 }
 
 /** Seeds `store` (expected empty) and returns the credentials of every demo app. */
-export async function seedDemoRegion(store: Store, options: DemoSeedOptions): Promise<DemoCredentials> {
+export async function seedDemoRegion(
+  store: BrandDirectory & RecordLoads,
+  options: DemoSeedOptions,
+): Promise<DemoCredentials> {
   const plan = planDemo(options);
   const now = new Date();
   const credentials: DemoCredentials = {
