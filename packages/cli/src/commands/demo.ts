@@ -18,7 +18,7 @@ import {
   todayIn,
 } from "@mdq/server";
 import { Command } from "commander";
-import { closingStoreOnFailure, runService } from "../run-service.js";
+import { closingStoreOnFailure, runService, serviceParts } from "../run-service.js";
 import { UsageError } from "../usage-error.js";
 
 /** File that marks a directory as a demo's, so that `mdq demo` may wipe it. */
@@ -146,7 +146,9 @@ export function demoCommand(): Command {
           await store.close();
           return;
         }
-        await closingStoreOnFailure(store, async () => runService(await buildService(config, { store })));
+        await closingStoreOnFailure(store, async () =>
+          runService(await buildService(config, serviceParts(store))),
+        );
         process.stdout.write(walkThrough(credentials, credentialsFile, today));
       },
     );
