@@ -23,7 +23,12 @@ import { wellKnown } from "./oauth/well-known.js";
 import { meteredStore } from "./observability/metered-store.js";
 import { ServiceMetrics } from "./observability/metrics.js";
 import { safeReason, ThrottledWarning } from "./observability/throttled-warning.js";
-import { acceptRawBodies, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import {
+  acceptRawBodies,
+  answerClientError,
+  installErrorResponses,
+  methodNotAllowed,
+} from "./plugins/error-responses.js";
 import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
@@ -81,6 +86,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     // Draining is answered by our own hook below, in the contract's error shapes.
     return503OnClosing: false,
     forceCloseConnections: "idle",
+    clientErrorHandler: answerClientError,
   });
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
   // Metered outside the page cache, so rows served from memory are counted too.
