@@ -96,6 +96,23 @@ describe("mdq demo", () => {
     assert.ok(aggregate.data.marketingAggregate.length > 0);
   });
 
+  it("prints a walk-through that stops with the token endpoint's answer when the secret is wrong", async () => {
+    const script = output
+      .slice(output.indexOf("  export MDQ_APP_CLIENT_ID"))
+      .replace(/export MDQ_APP_CLIENT_SECRET=.*\n/, "export MDQ_APP_CLIENT_SECRET=not-the-secret\n");
+    const result = await run("bash", ["-c", script], { cwd: work }).then(
+      () => ({ code: 0, stdout: "", stderr: "" }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    assert.notEqual(result.code, 0);
+    assert.equal(result.stdout, "");
+    assert.match(
+      result.stderr,
+      /^no token: \{"error":"invalid_client","error_description":"client authentication failed"\}$/m,
+    );
+    assert.match(result.stderr, /TOKEN: no token, see above/);
+  });
+
   it("reports the records it seeded for each brand", async () => {
     assert.match(seedLog, /mdq demo: brand-acme: \d+ records \(\d+ planned\)/);
   });

@@ -81,6 +81,14 @@ function positiveInteger(name: string) {
   };
 }
 
+/**
+ * The walk-through's filter of the token endpoint's answer: the access token, or the answer on
+ * stderr and exit 1, so that a wrong secret does not become \`TOKEN=undefined\` and a puzzling 401.
+ */
+const TOKEN_FROM_ANSWER =
+  `node -e 'const t = require("fs").readFileSync(0, "utf8"); let a = {}; try { a = JSON.parse(t) } catch {}; ` +
+  `if (!a.access_token) { console.error("no token: " + (t || "no answer")); process.exit(1) }; console.log(a.access_token)'`;
+
 /** The walk-through printed after the demo starts. */
 export function walkThrough(credentials: DemoCredentials, credentialsFile: string, today: string): string {
   const app = credentials.apps[0]!;
@@ -95,21 +103,21 @@ Walk the daily flow with curl (the secret never goes on a command line):
   export MDQ_APP_CLIENT_ID=${app.appClientId} MDQ_BRAND_CLIENT_ID=${app.brandClientId}
   export MDQ_APP_CLIENT_SECRET=$(node -p 'require("${credentialsFile}").apps[0].appClientSecret')
 
-  # 1. a token (HTTP Basic, read from stdin by curl -K -)
+  # 1. a token (HTTP Basic, read from stdin by curl -K -); a refusal is printed, and the steps below stop
   TOKEN=$(printf 'user = "%s:%s"\\n' "$MDQ_APP_CLIENT_ID" "$MDQ_APP_CLIENT_SECRET" \\
-    | curl -s -K - -d grant_type=client_credentials -d scope=api_data/read ${credentials.authUrl}/oauth2/token \\
-    | node -p 'JSON.parse(require("fs").readFileSync(0)).access_token')
+    | curl -sS -K - -d grant_type=client_credentials -d scope=api_data/read ${credentials.authUrl}/oauth2/token \\
+    | ${TOKEN_FROM_ANSWER})
 
   # 2. is today's data ready?
-  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer \${TOKEN:?no token, see above}" -H 'Content-Type: application/json' \\
     -d '{"query":"{ marketingDataReadiness(clientId: \\"'$MDQ_BRAND_CLIENT_ID'\\") { status lastProcessedAt date availableThrough } }"}'
 
   # 3. download a page of records in GBP
-  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer \${TOKEN:?no token, see above}" -H 'Content-Type: application/json' \\
     -d '{"query":"query($c: ID!, $from: Date!, $to: Date!) { marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, currency: GBP) { recordId date market dataSource campaignName spend revenue currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'","from":"${from}","to":"${to}"}}'
 
   # 4. totals by market for the same range
-  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer \${TOKEN:?no token, see above}" -H 'Content-Type: application/json' \\
     -d '{"query":"query($c: ID!) { marketingAggregate(clientId: $c, dateRange: {from: \\"${from}\\", to: \\"${to}\\"}, metrics: [SPEND, CLICKS], groupBy: [MARKET]) { MARKET TOTAL_SPEND TOTAL_CLICKS currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'"}}'
 `;
 }
