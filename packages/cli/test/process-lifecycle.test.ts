@@ -3,12 +3,12 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { freePort } from "./support/free-port.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { createTestDatabase } from "./support/postgres.js";
 import { environment, MDQ, runMdq } from "./support/service-process.js";
 
 /** Starts `mdq args` with its stdout already closed by the reader, as `| head` leaves it. */
