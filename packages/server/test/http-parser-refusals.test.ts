@@ -1,9 +1,11 @@
 /**
- * Requests whose header fields exceed Node's limit (16 KB) are refused by the HTTP parser before
- * Fastify routes them; they still get the contract's shapes (docs/errors.md, 431): RFC 6749 with
- * `Cache-Control: no-store` on the token endpoint, `extensions.code` on /graphql. Over a real port.
+ * Requests Node's HTTP parser refuses before Fastify routes them (header fields over its 16 KB
+ * limit, HTTP it cannot read) still get the contract's shapes (docs/errors.md, 431 and 400):
+ * RFC 6749 with `Cache-Control: no-store` on the token endpoint, `extensions.code` on /graphql.
+ * Over a real port.
  */
 import assert from "node:assert/strict";
+import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
@@ -46,6 +48,21 @@ describe("header fields over the limit", () => {
     assert.equal(response.headers.get("cache-control"), "no-store");
     assert.equal(response.headers.get("pragma"), "no-cache");
     assert.deepEqual(await response.json(), { error: "invalid_request", error_description: MESSAGE });
+  });
+
+  it("a header line HTTP cannot parse on the token endpoint: 400 invalid_request, not cached", async () => {
+    const { port } = new URL(url);
+    const socket = connect(Number(port), "127.0.0.1");
+    socket.end("POST /oauth2/token HTTP/1.1\r\nhost: x\r\nno colon here\r\n\r\n");
+    let answer = "";
+    for await (const chunk of socket) answer += String(chunk);
+    const [head, body] = answer.split("\r\n\r\n") as [string, string];
+    assert.match(head, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(head, /\r\ncache-control: no-store\r\n/);
+    assert.deepEqual(JSON.parse(body), {
+      error: "invalid_request",
+      error_description: "the request is malformed",
+    });
   });
 
   it("the service still answers on a new connection afterwards", async () => {
