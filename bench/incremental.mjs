@@ -95,13 +95,29 @@ const HEADER =
  */
 async function restate(run) {
   const days = [addDays(to, -5 - run), addDays(to, -20 - run), addDays(to, -60 - run)];
-  const csv = (value) => (/[",\n]/.test(String(value)) ? `"${String(value).replaceAll('"', '""')}"` : String(value));
+  const csv = (value) =>
+    /[",\n]/.test(String(value)) ? `"${String(value).replaceAll('"', '""')}"` : String(value);
   const lines = [];
   for (const day of days) {
     for await (const r of client().records({ from: day, to: day, pageSize: 5000 })) {
       lines.push(
-        [r.recordId, r.date, r.market, r.dataSource, r.channel, r.campaignId, r.campaignName, r.impressions, r.clicks,
-          r.spend.toFixed(2), (r.conversions * 1.1).toFixed(4), (r.revenue * 1.1).toFixed(2), r.currency].map(csv).join(","),
+        [
+          r.recordId,
+          r.date,
+          r.market,
+          r.dataSource,
+          r.channel,
+          r.campaignId,
+          r.campaignName,
+          r.impressions,
+          r.clicks,
+          r.spend.toFixed(2),
+          (r.conversions * 1.1).toFixed(4),
+          (r.revenue * 1.1).toFixed(2),
+          r.currency,
+        ]
+          .map(csv)
+          .join(","),
       );
     }
   }
@@ -119,12 +135,19 @@ async function measure(work) {
   counted.bytes = 0;
   const started = performance.now();
   const rows = await work();
-  return { rows, seconds: (performance.now() - started) / 1000, requests: counted.requests, bytes: counted.bytes };
+  return {
+    rows,
+    seconds: (performance.now() - started) / 1000,
+    requests: counted.requests,
+    bytes: counted.bytes,
+  };
 }
 
 const mirrorDir = join(work, "mirror");
 try {
-  const first = await measure(async () => (await mirror(client(), { dir: mirrorDir, from, to, format: "csv" })).rows);
+  const first = await measure(
+    async () => (await mirror(client(), { dir: mirrorDir, from, to, format: "csv" })).rows,
+  );
   const results = { mirror: [], lookBack: [] };
   for (let run = 0; run < Number(values.runs); run += 1) {
     await restate(run);
@@ -134,18 +157,22 @@ try {
     results.lookBack.push(
       await measure(async () => {
         let rows = 0;
-        for await (const _record of client().records({ from: addDays(to, -29), to, pageSize: 5000 })) rows += 1;
+        for await (const _record of client().records({ from: addDays(to, -29), to, pageSize: 5000 }))
+          rows += 1;
         return rows;
       }),
     );
   }
-  const median = (list, key) => [...list.map((entry) => entry[key])].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+  const median = (list, key) =>
+    [...list.map((entry) => entry[key])].sort((a, b) => a - b)[Math.floor(list.length / 2)];
   console.log(
     `demo --scale ${values.scale}, brand ${app.brandClientId}, mirror of ${from}..${to} (first run: ${first.rows} rows, ` +
       `${first.requests} requests, ${(first.bytes / 1e6).toFixed(1)} MB, ${first.seconds.toFixed(1)} s); ` +
       `then ${values.runs} daily runs, each after 3 restated days; medians:\n`,
   );
-  console.log("| daily run | rows | requests | bytes | s | bytes vs look-back | s vs look-back |\n|---|--:|--:|--:|--:|--:|--:|");
+  console.log(
+    "| daily run | rows | requests | bytes | s | bytes vs look-back | s vs look-back |\n|---|--:|--:|--:|--:|--:|--:|",
+  );
   const lookBackBytes = median(results.lookBack, "bytes");
   const lookBackSeconds = median(results.lookBack, "seconds");
   for (const [name, list] of [

@@ -3,8 +3,9 @@
 // child process on its own port, each on its own copy of the same data), checks that every one
 // answers like MDQ, then drives each with autocannon from a separate process, contenders
 // alternating within each round, and prints the median throughput, p50 and p99 with ratios to
-// each scenario's baseline and the targets as MET / MISSED. Writes
-// bench/results/latest.json and latest.svg. See bench/README.md.
+// each scenario's baseline and the targets as MET / MISSED. Writes latest.json and
+// latest.svg to bench/results/local/ (git ignores it), or with --save to the committed
+// bench/results/. Its dependencies are bench/package.json's. See bench/README.md.
 import { spawnSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";

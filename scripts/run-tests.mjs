@@ -16,7 +16,7 @@ function testFiles(directory) {
   return found;
 }
 
-const files = ["server", "cli", "client"].flatMap((name) => {
+const files = ["contract", "server", "cli", "client"].flatMap((name) => {
   try {
     return testFiles(join("packages", name, "dist", "test"));
   } catch {

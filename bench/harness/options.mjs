@@ -3,7 +3,8 @@ import { parseArgs } from "node:util";
 import { CONTENDERS } from "./contenders.mjs";
 import { DEFAULT_SCENARIOS, SCENARIOS } from "./scenarios.mjs";
 
-export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flags] after npm run build)
+export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flags] after npm run build
+                                 and npm install --prefix bench)
 
   --scale N          demo data scale (default 30: ≈ 1.27 M rows, 56,700 in the 90-day range, so page 50 exists)
   --days N           demo data days ending yesterday (default 400)
@@ -17,7 +18,9 @@ export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flag
   --growth           also measure page latency against rows in the store and page number (slow)
   --growth-sizes L   millions of rows for --growth (default 1,10,50)
   --postgres-url U   server holding the bench database (default postgres://root@127.0.0.1:5432/postgres)
-  --out DIR          where latest.json / latest.svg go (default bench/results)
+  --save             write the committed bench/results/latest.json and latest.svg
+                     (default: bench/results/local/, which git ignores)
+  --out DIR          where latest.json / latest.svg go instead (overrides --save)
   --keep             keep the work directory (data copies, contender logs)
 `;
 
@@ -49,6 +52,14 @@ function list(name, text, known) {
   return names;
 }
 
+/**
+ * Where a run writes: an everyday run must not overwrite the committed figures, so only `--save`
+ * (a run meant for the README) writes bench/results itself.
+ */
+function resultsDirectory(save) {
+  return new URL(save ? "../results" : "../results/local", import.meta.url).pathname;
+}
+
 /** The run's options from argv, checked; throws with the flag named. */
 export function readOptions(argv = process.argv.slice(2)) {
   const { values } = parseArgs({
@@ -65,7 +76,8 @@ export function readOptions(argv = process.argv.slice(2)) {
       growth: { type: "boolean", default: false },
       "growth-sizes": { type: "string", default: "1,10,50" },
       "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
-      out: { type: "string", default: new URL("../results", import.meta.url).pathname },
+      save: { type: "boolean", default: false },
+      out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
@@ -91,7 +103,7 @@ export function readOptions(argv = process.argv.slice(2)) {
       .split(",")
       .map((size) => positive("growth-sizes", size, { integer: false }) * 1e6),
     postgresUrl: values["postgres-url"],
-    out: values.out,
+    out: values.out ?? resultsDirectory(values.save),
     keep: values.keep,
   });
 }

@@ -4,7 +4,16 @@
  * the service (docs/cli.md, "Exit codes").
  */
 import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import {
+  isBrandId,
+  isCalendarDate,
+  isDataSource,
+  isMarket,
+  isRegion,
+  MAX_SECRET_GRACE_SECONDS,
+  parseDuration,
+} from "@mdq/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import { UsageError } from "./usage-error.js";
 
@@ -16,9 +25,6 @@ export interface CommonFlags {
   json?: boolean;
 }
 
-/** Longest `--grace` the admin API accepts: 30 days (docs/admin-api.md). */
-export const MAX_GRACE_SECONDS = 2_592_000;
-
 const EXIT_CODES_HELP = `
 Exit codes: 0 done, 1 failed, 2 usage error, 3 refused by the service, 4 service not reachable,
 5 admin token refused. The admin token is read from MDQ_ADMIN_TOKEN or <data>/admin-token.`;
@@ -29,7 +35,10 @@ Exit codes: 0 done, 1 failed, 2 usage error, 3 refused by the service, 4 service
  */
 export function withCommonFlags(command: Command, example: string): Command {
   return command
-    .option("--data <dir>", "data directory of the region (default: $MDQ_DATA_DIR or ./data/<region>)")
+    .option(
+      "--data <dir>",
+      "data directory of the region (default: $MDQ_DATA_DIR, else ./data/<region>, else the demo's ./data/demo-<region>)",
+    )
     .option(
       "--region <code>",
       "region code, for the default data directory (default: $MDQ_REGION or uk)",
@@ -40,9 +49,13 @@ export function withCommonFlags(command: Command, example: string): Command {
     .addHelpText("after", `\nExample:\n  ${example}\n${EXIT_CODES_HELP}\n`);
 }
 
+/** Where `mdq demo` keeps a region's data unless `--data` says otherwise (relative to the working directory). */
+export function demoDataDirectory(region: string): string {
+  return join("data", `demo-${region}`);
+}
+
 function region(text: string): string {
-  if (!/^[a-z]{2,8}$/.test(text))
-    throw new InvalidArgumentError("Use a lower-case region code such as uk or us.");
+  if (!isRegion(text)) throw new InvalidArgumentError("Use a lower-case region code such as uk or us.");
   return text;
 }
 
@@ -58,27 +71,15 @@ function adminUrl(text: string): string {
   return text.replace(/\/+$/, "");
 }
 
-/**
- * A calendar day written `YYYY-MM-DD` (2026-02-30 is refused), as the service's `isCalendarDate`.
- * Checked here rather than imported so that operator commands start without loading the service.
- */
+/** A calendar day written `YYYY-MM-DD` (2026-02-30 is refused), by the contract's rule. */
 export function calendarDate(text: string): string {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const [year, month, day] = (match ?? []).slice(1).map(Number) as [number, number, number];
-  const real =
-    match !== null &&
-    year >= 1 &&
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (!real) throw new InvalidArgumentError("Use a calendar day written YYYY-MM-DD.");
+  if (!isCalendarDate(text)) throw new InvalidArgumentError("Use a calendar day written YYYY-MM-DD.");
   return text;
 }
 
-/** A brand id as the admin API accepts it: `^[a-z0-9][a-z0-9-]{1,62}$`. */
+/** A brand id as the admin API accepts it (`BRAND_ID_PATTERN`). */
 export function brandId(text: string): string {
-  if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(text)) {
+  if (!isBrandId(text)) {
     throw new InvalidArgumentError(
       'Use 2 to 63 lower-case letters, digits and "-", starting with a letter or digit.',
     );
@@ -103,7 +104,7 @@ export function markets(text: string): string[] {
   const codes = commaList(text);
   for (const code of codes) {
     if (code === "UK") throw new InvalidArgumentError('The United Kingdom is "GB" in ISO 3166-1, not "UK".');
-    if (!/^[A-Z]{2}$/.test(code)) {
+    if (!isMarket(code)) {
       throw new InvalidArgumentError(
         `${JSON.stringify(code)} is not a market code: use ISO 3166-1 alpha-2 codes in upper case, e.g. GB,DE.`,
       );
@@ -116,7 +117,7 @@ export function markets(text: string): string[] {
 export function dataSources(text: string): string[] {
   const ids = commaList(text);
   for (const id of ids) {
-    if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(id)) {
+    if (!isDataSource(id)) {
       throw new InvalidArgumentError(
         `${JSON.stringify(id)} is not a data source id: lower-case letters, digits, "_", "." and "-", e.g. google_ads.`,
       );
@@ -125,19 +126,21 @@ export function dataSources(text: string): string[] {
   return ids;
 }
 
-const SECONDS_PER_UNIT: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 86_400 };
-
-/** A duration as `90s`, `15m`, `24h`, `7d` or plain seconds, at most 30 days; in seconds. */
+/**
+ * A `--grace` duration in whole seconds, at most 30 days. The grammar is the contract's one
+ * (docs/cli.md, "Durations"): `90s`, `15m`, `24h`, `7d`, or plain seconds.
+ */
 export function duration(text: string): number {
-  const match = /^(\d{1,10})([smhd]?)$/.exec(text);
-  if (!match) throw new InvalidArgumentError("Use a duration such as 90s, 15m, 24h, 7d, or whole seconds.");
-  const seconds = Number(match[1]) * SECONDS_PER_UNIT[match[2]!]!;
-  if (seconds > MAX_GRACE_SECONDS) throw new InvalidArgumentError("The longest grace period is 30d.");
+  const milliseconds = parseDuration(text);
+  if (milliseconds === undefined || milliseconds % 1000 !== 0)
+    throw new InvalidArgumentError("Use a duration such as 90s, 15m, 24h, 7d, or whole seconds.");
+  const seconds = milliseconds / 1000;
+  if (seconds > MAX_SECRET_GRACE_SECONDS) throw new InvalidArgumentError("The longest grace period is 30d.");
   return seconds;
 }
 
 /** Load file formats the service reads. */
-export const LOAD_FORMATS = ["csv", "ndjson", "parquet"] as const;
+export { LOAD_FORMATS } from "@mdq/contract";
 
 /** Collects repeated `--map canonical=fileColumn` flags into one mapping. */
 export function mapping(text: string, previous: Record<string, string> | undefined): Record<string, string> {

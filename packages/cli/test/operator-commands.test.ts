@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { AppView } from "@mdq/server";
 import { freePort } from "./support/free-port.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
@@ -73,16 +74,8 @@ async function mdqFails(
   return result;
 }
 
-interface App {
-  appClientId: string;
-  brandId: string;
-  name: string;
-  markets: string[] | null;
-  dataSources: string[] | null;
-  createdAt: string;
-  revokedAt: string | null;
-  previousSecretExpiresAt: string | null;
-}
+/** An app as `--json` prints it: the admin API's view. */
+type App = AppView;
 
 interface Key {
   kid: string;

@@ -11,6 +11,7 @@
  * makes the result equal to the new data: rows yielded before a reload could have changed. The
  * price is memory for one window (two while the next one is prefetched); `windowDays` bounds it.
  */
+import { DIMENSIONS, isDateDimension, MAX_PAGE_SIZE, METRICS, RECORD_FIELDS } from "@mdq/contract";
 import { type ClientCredentialsConfig, validateClientConfig } from "./config.js";
 import {
   type DateWindow,
@@ -36,11 +37,9 @@ import type {
   ChangedDay,
   Clock,
   DataChanges,
-  Dimension,
   MarketingAggregate,
   MarketingRecord,
   MdqClientEvent,
-  Metric,
   MyAccess,
   Page,
   PageInfo,
@@ -81,46 +80,11 @@ export interface MdqClientOptions extends ClientCredentialsConfig {
   random?: () => number;
 }
 
-/** Every `MarketingRecord` field, in schema order (also the column order of sync files). */
-export const RECORD_FIELDS = Object.freeze([
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-  "currency",
-] as const satisfies readonly RecordField[]);
+export { DIMENSIONS, METRICS, RECORD_FIELDS } from "@mdq/contract";
 
-/** The `Dimension` values. */
-export const DIMENSIONS: readonly Dimension[] = Object.freeze([
-  "DATE_DAY",
-  "DATE_WEEK",
-  "DATE_MONTH",
-  "MARKET",
-  "DATA_SOURCE",
-  "CHANNEL",
-  "CAMPAIGN_ID",
-]);
-
-/** The `Metric` values. */
-export const METRICS: readonly Metric[] = Object.freeze([
-  "IMPRESSIONS",
-  "CLICKS",
-  "SPEND",
-  "CONVERSIONS",
-  "REVENUE",
-]);
-
-const DATE_DIMENSIONS: ReadonlySet<string> = new Set(["DATE_DAY", "DATE_WEEK", "DATE_MONTH"]);
 const DEFAULT_RECORD_SORT: RecordSort[] = [{ field: "DATE_DAY", direction: "ASC" }];
-const DEFAULT_PAGE_SIZE = 5000;
+/** The largest page the service allows: the fewest requests. */
+const DEFAULT_PAGE_SIZE = MAX_PAGE_SIZE;
 const DEFAULT_CONCURRENCY = 2;
 /** Fresh tries of one window after its data changed, before DATA_CHANGED. */
 const MAX_WINDOW_RESTARTS = 5;
@@ -388,8 +352,8 @@ export class MdqClient {
         : "day";
     const firstSort = options.sort?.[0];
     const newestFirst = firstSort
-      ? DATE_DIMENSIONS.has(firstSort.field) && firstSort.direction === "DESC"
-      : grouped.some((dimension) => DATE_DIMENSIONS.has(dimension));
+      ? isDateDimension(firstSort.field) && firstSort.direction === "DESC"
+      : grouped.some(isDateDimension);
     const totals = metrics.map((metric) => `TOTAL_${metric}`);
     const variables = {
       ...this.commonVariables(options, options.sort),

@@ -2,10 +2,11 @@
  * Calendar days and the ≤ 90-day windows a long range is split into (spec §8: at most 90 days
  * per request, both ends inclusive).
  */
+import { toEpochDay as epochDayOf, fromEpochDay, isCalendarDate, MAX_RANGE_DAYS } from "@mdq/contract";
 import { MdqClientError } from "./errors.js";
 
 /** The service's longest `dateRange`, in days counting both ends (CONTRACT §3 rule 2). */
-export const MAX_WINDOW_DAYS = 90;
+export const MAX_WINDOW_DAYS = MAX_RANGE_DAYS;
 
 /** An inclusive range of calendar days, `YYYY-MM-DD`. */
 export interface DateWindow {
@@ -13,25 +14,17 @@ export interface DateWindow {
   to: string;
 }
 
-const DAY_MS = 86_400_000;
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+export { fromEpochDay } from "@mdq/contract";
 
 /** Days since 1970-01-01 of a `YYYY-MM-DD` calendar day; throws INVALID_CONFIG when it is not one. */
 export function toEpochDay(date: string): number {
-  const match = DATE.exec(date);
-  if (match) {
-    const time = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-    if (new Date(time).toISOString().slice(0, 10) === date) return time / DAY_MS;
+  if (!isCalendarDate(date)) {
+    throw new MdqClientError("INVALID_CONFIG", `${JSON.stringify(date)} is not a calendar day (YYYY-MM-DD)`);
   }
-  throw new MdqClientError("INVALID_CONFIG", `${JSON.stringify(date)} is not a calendar day (YYYY-MM-DD)`);
+  return epochDayOf(date);
 }
 
-/** The `YYYY-MM-DD` of a day number. */
-export function fromEpochDay(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
-}
-
-/** `date` plus `days` (which may be negative). */
+/** `date` plus `days` (which may be negative); throws INVALID_CONFIG when `date` is not a calendar day. */
 export function addDays(date: string, days: number): string {
   return fromEpochDay(toEpochDay(date) + days);
 }
@@ -90,6 +83,8 @@ function windowEnd(start: number, maxDays: number, align: WindowAlignment): numb
   }
   return longest;
 }
+
+const DAY_MS = 86_400_000;
 
 function firstOfNextMonth(day: number): number {
   const date = new Date(day * DAY_MS);

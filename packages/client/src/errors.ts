@@ -1,58 +1,28 @@
 /**
  * The SDK's one error class. `code` is a closed union: the service's `extensions.code` values
  * (docs/errors.md) plus the failures only a client can see (network, timeout, a refused token
- * request, an answer that breaks the contract).
+ * request, an answer that breaks the contract), both from the contract's catalogue.
  */
+import {
+  type ClientErrorCode,
+  CLIENT_ERROR_CODES as CONTRACT_CLIENT_ERROR_CODES,
+  type ErrorCode,
+  GRAPHQL_ERROR_CODES,
+  isErrorCode,
+} from "@mdq/contract";
 
 /** `extensions.code` values the service answers with (CONTRACT §3, docs/errors.md). */
-export const SERVICE_ERROR_CODES = [
-  "UNAUTHENTICATED",
-  "FORBIDDEN",
-  "RATE_LIMITED",
-  "BAD_REQUEST",
-  "NOT_FOUND",
-  "SERVICE_UNAVAILABLE",
-  "INTERNAL_SERVER_ERROR",
-  "GRAPHQL_PARSE_FAILED",
-  "GRAPHQL_VALIDATION_FAILED",
-  "BAD_USER_INPUT",
-  "DATE_RANGE_TOO_LONG",
-  "INVALID_DATE_RANGE",
-  "INVALID_PAGINATION",
-  "TOO_MANY_SORT_ENTRIES",
-  "INVALID_SORT_FIELD",
-  "METRIC_NOT_REQUESTED",
-  "UNSUPPORTED_CURRENCY",
-  "QUERY_TOO_COMPLEX",
-  "INVALID_DATA_VERSION",
-] as const;
+export const SERVICE_ERROR_CODES = Object.freeze(Object.keys(GRAPHQL_ERROR_CODES) as ErrorCode[]);
 
-/** Codes raised by the SDK itself. */
-export const CLIENT_ERROR_CODES = [
-  /** The connection failed or was dropped, after every retry. */
-  "NETWORK",
-  /** A request got no complete answer within `timeoutMs`, after every retry. */
-  "TIMEOUT",
-  /** The token endpoint refused the request (RFC 6749 §5.2); `oauthError` holds its `error`. */
-  "AUTH_FAILED",
-  /** The answer broke the contract: not JSON, no `data`, no `pageInfo`, an unexpected status. */
-  "PROTOCOL",
-  /** The caller's `AbortSignal` fired. */
-  "ABORTED",
-  /** The options or the environment are wrong (missing variable, bad URL, bad date). */
-  "INVALID_CONFIG",
-  /** A window's data kept changing while it was walked (its `dataVersion` moved on every try). */
-  "DATA_CHANGED",
-  /** `waitUntilReady` reached its timeout with the data still `NOT_READY`. */
-  "NOT_READY",
-  /** The service answered with an `extensions.code` this SDK does not know; see `serviceCode`. */
-  "UNKNOWN_ERROR",
-] as const;
+/** Codes raised by the SDK itself (docs/errors.md, "Client SDK"). */
+export const CLIENT_ERROR_CODES = Object.freeze(
+  Object.keys(CONTRACT_CLIENT_ERROR_CODES) as ClientErrorCode[],
+);
 
 /** A service code. */
-export type ServiceErrorCode = (typeof SERVICE_ERROR_CODES)[number];
+export type ServiceErrorCode = ErrorCode;
 /** Every `code` an {@link MdqClientError} can carry. */
-export type MdqClientErrorCode = ServiceErrorCode | (typeof CLIENT_ERROR_CODES)[number];
+export type MdqClientErrorCode = ServiceErrorCode | ClientErrorCode;
 
 /** One entry of a GraphQL response's `errors`. */
 export interface GraphQLErrorEntry {
@@ -79,12 +49,8 @@ export interface MdqClientErrorDetails {
   cause?: unknown;
 }
 
-const SERVICE_CODES: ReadonlySet<string> = new Set(SERVICE_ERROR_CODES);
-
 /** Whether `code` is one of the service's `extensions.code` values. */
-export function isServiceErrorCode(code: unknown): code is ServiceErrorCode {
-  return typeof code === "string" && SERVICE_CODES.has(code);
-}
+export const isServiceErrorCode: (code: unknown) => code is ServiceErrorCode = isErrorCode;
 
 /**
  * Every failure the SDK reports. Branch on `code`, never on `message`.

@@ -1,147 +1,41 @@
 /**
- * The public types of the mdq-client SDK: what the service answers (CONTRACT §3), described
- * here again on purpose: the client package never imports server code.
+ * The public types of the mdq-client SDK: what the service answers (CONTRACT §3). The enum
+ * names come from `@mdq/contract`, never from server code.
  */
+import type * as contract from "@mdq/contract";
 
+/** A `Currency` value (`EUR`, `GBP`): a string, so that currencies added later still fit. */
 export type Currency = string;
-export type ReadinessStatus = "READY" | "NOT_READY";
-export type SortDirection = "ASC" | "DESC";
-export type Metric = "IMPRESSIONS" | "CLICKS" | "SPEND" | "CONVERSIONS" | "REVENUE";
-export type Dimension =
-  | "DATE_DAY"
-  | "DATE_WEEK"
-  | "DATE_MONTH"
-  | "MARKET"
-  | "DATA_SOURCE"
-  | "CHANNEL"
-  | "CAMPAIGN_ID";
-export type RecordSortField =
-  | "DATE_DAY"
-  | "MARKET"
-  | "DATA_SOURCE"
-  | "CHANNEL"
-  | "CAMPAIGN_ID"
-  | "IMPRESSIONS"
-  | "CLICKS"
-  | "SPEND"
-  | "CONVERSIONS"
-  | "REVENUE";
+export type {
+  AggregateSortField,
+  ChangedDay,
+  DataChanges,
+  Dimension,
+  MarketingAggregate,
+  MarketingFilter,
+  MarketingRecord,
+  Metric,
+  MyAccess,
+  PageInfo,
+  Readiness,
+  ReadinessStatus,
+  RecordField,
+  RecordSortField,
+  SortDirection,
+} from "@mdq/contract";
 
-/** `myAccess`: what the credentials may read (CONTRACT §6 rule 3). */
-export interface MyAccess {
-  brandId: string;
-  appClientId: string;
-  markets: string[];
-  dataSources: string[];
-  scope: string;
-  region: string;
-  tokenExpiresAt: string;
-}
-
-/** A day whose visible data changed (`marketingDataChanges`, CONTRACT §6). */
-export interface ChangedDay {
-  date: string;
-  dataVersion: string;
-  changedAt: string;
-  /** The caller's visible rows that day now; 0 when a restatement emptied it. */
-  rows: number;
-}
-
-/** `marketingDataChanges` over a range of any length (asked in ≤ 366-day windows). */
-export interface DataChanges {
-  /** Pass it as `since` next time: the version of the first window's answer (versions only grow). */
-  dataVersion: string;
-  fullResyncRequired: boolean;
-  reason: string | null;
-  /** Ascending by date. */
-  days: ChangedDay[];
-}
-
-/** `marketingDataReadiness`. */
-export interface Readiness {
-  status: ReadinessStatus;
-  lastProcessedAt: string | null;
-  date: string;
-  availableThrough: string | null;
-  /** The brand's latest data version (null from a service that predates data versions). */
-  dataVersion?: string | null;
-}
-
-/** One `MarketingRecord`, every field. */
-export interface MarketingRecord {
-  recordId: string;
-  date: string;
-  market: string;
-  dataSource: string;
-  channel: string;
-  campaignId: string;
-  campaignName: string;
-  impressions: number;
-  clicks: number;
-  spend: number;
-  conversions: number;
-  revenue: number;
-  currency: Currency;
-}
-
-/** One `MarketingAggregate` row: grouped dimensions set, the others null; TOTAL_ of requested metrics. */
-export interface MarketingAggregate {
-  DATE_DAY: string | null;
-  DATE_WEEK: string | null;
-  DATE_MONTH: string | null;
-  MARKET: string | null;
-  DATA_SOURCE: string | null;
-  CHANNEL: string | null;
-  CAMPAIGN_ID: string | null;
-  TOTAL_IMPRESSIONS: number | null;
-  TOTAL_CLICKS: number | null;
-  TOTAL_SPEND: number | null;
-  TOTAL_CONVERSIONS: number | null;
-  TOTAL_REVENUE: number | null;
-  currency: Currency;
-}
-
-/** `MarketingFilterInput`. */
-export interface MarketingFilter {
-  markets?: string[];
-  dataSources?: string[];
-  channels?: string[];
-  campaignIds?: string[];
-}
-
-/** `extensions.pageInfo.<field>` of a page (CONTRACT §3 rule 3, plus `dataVersion`). */
-export interface PageInfo {
-  page: number;
-  pageSize: number;
-  totalCount: number;
-  hasNextPage: boolean;
-  /** Changes when the range's data is reloaded: a walk that sees it change must restart. */
-  dataVersion: string;
-}
-
-/** Every `MarketingRecord` field, in schema order. */
-export type RecordField = keyof MarketingRecord;
 /** Every `MarketingAggregate` field. */
-export type AggregateField = keyof MarketingAggregate;
-/** `AggregateSortField`: the dimensions and the `TOTAL_` fields. */
-export type AggregateSortField =
-  | Dimension
-  | "TOTAL_IMPRESSIONS"
-  | "TOTAL_CLICKS"
-  | "TOTAL_SPEND"
-  | "TOTAL_CONVERSIONS"
-  | "TOTAL_REVENUE";
-
+export type AggregateField = keyof contract.MarketingAggregate;
 /** `RecordSortInput`. */
 export interface RecordSort {
-  field: RecordSortField;
-  direction: SortDirection;
+  field: contract.RecordSortField;
+  direction: contract.SortDirection;
 }
 
 /** `AggregateSortInput`. */
 export interface AggregateSort {
-  field: AggregateSortField;
-  direction: SortDirection;
+  field: contract.AggregateSortField;
+  direction: contract.SortDirection;
 }
 
 /** A rate limit: at most `max` requests per `windowSeconds` (the service's `q` and `w`). */
@@ -166,7 +60,7 @@ export interface WalkOptions {
   to: string;
   /** Currency of money fields; the service's default (EUR) when omitted. */
   currency?: Currency;
-  filter?: MarketingFilter;
+  filter?: contract.MarketingFilter;
   /** Rows per request, 1000..5000; default 5000 (fewest requests). */
   pageSize?: number;
   /** Days per window, 1..90; default 90. Smaller windows bound the memory of one window's buffer. */
@@ -177,7 +71,8 @@ export interface WalkOptions {
 }
 
 /** Options of `records()` and `recordPages()`. */
-export interface RecordsOptions<Field extends RecordField = RecordField> extends WalkOptions {
+export interface RecordsOptions<Field extends contract.RecordField = contract.RecordField>
+  extends WalkOptions {
   /**
    * Sort within each window; default `[{field: "DATE_DAY", direction: "ASC"}]` (ties by
    * recordId). Windows are walked oldest first, or newest first when the first entry is
@@ -190,9 +85,9 @@ export interface RecordsOptions<Field extends RecordField = RecordField> extends
 
 /** Options of `aggregate()` and `aggregatePages()`. */
 export interface AggregateOptions extends WalkOptions {
-  metrics: Metric[];
+  metrics: contract.Metric[];
   /** Default `[DATE_DAY]`; `[]` gives one row of grand totals per window. */
-  groupBy?: Dimension[];
+  groupBy?: contract.Dimension[];
   /** At most 2 entries; the service's default when omitted (newest date first). */
   sort?: AggregateSort[];
 }
@@ -205,7 +100,7 @@ export interface Page<Row> {
   windowIndex: number;
   windowCount: number;
   /** `extensions.pageInfo` of this page. */
-  pageInfo: PageInfo;
+  pageInfo: contract.PageInfo;
   rows: Row[];
   /** Whether this is the last page of its window. */
   lastInWindow: boolean;

@@ -1,6 +1,7 @@
 /**
  * The `mdq-client` binary ships in a package that installs alone: it declares the binary, and
- * neither its dependencies nor the CLI's imports reach the service's code.
+ * neither its dependencies nor the CLI's imports reach the service's code (the contract's
+ * vocabulary, `@mdq/contract`, has no runtime dependencies).
  */
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
@@ -13,14 +14,14 @@ const CLI_SOURCES = fileURLToPath(new URL("../../src/cli/", import.meta.url));
 describe("the mdq-client package", () => {
   it("declares the mdq-client binary, with a node shebang, and depends on no server package", async () => {
     const manifest = JSON.parse(await readFile(PACKAGE, "utf8"));
-    assert.deepEqual(manifest.bin, { "mdq-client": "./dist/src/cli/main.js" });
+    assert.deepEqual(manifest.bin, { "mdq-client": "./bin/mdq-client.js" });
     const main = await readFile(new URL(`../../${manifest.bin["mdq-client"]}`, import.meta.url), "utf8");
     assert.ok(main.startsWith("#!/usr/bin/env node\n"));
     const dependencies = Object.keys(manifest.dependencies ?? {});
-    assert.deepEqual(dependencies.sort(), ["commander", "hyparquet-writer"]);
+    assert.deepEqual(dependencies.sort(), ["@mdq/contract", "commander", "hyparquet-writer"]);
   });
 
-  it("has CLI modules that import only Node built-ins, commander, hyparquet-writer and the SDK", async () => {
+  it("has CLI modules that import only Node built-ins, commander, hyparquet-writer, the contract and the SDK", async () => {
     const files = (await readdir(CLI_SOURCES)).filter((name) => name.endsWith(".ts"));
     assert.ok(files.includes("main.ts") && files.includes("sync.ts"));
     for (const file of files) {
@@ -30,6 +31,7 @@ describe("the mdq-client package", () => {
           specifier!.startsWith("node:") ||
             specifier === "commander" ||
             specifier === "hyparquet-writer" ||
+            specifier === "@mdq/contract" ||
             /^\.\.?\/[\w-]+\.js$/.test(specifier!),
           `${file} imports ${specifier}`,
         );

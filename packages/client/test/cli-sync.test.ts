@@ -9,27 +9,12 @@ import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { RECORD_FIELDS } from "@mdq/contract";
 import type { StoredRecord } from "@mdq/server";
 import { parquetReadObjects } from "hyparquet";
 import type { SyncCheckpoint } from "../src/cli/checkpoint.js";
 import { type CliRun, cliEnv, killWhen, runCli, serviceQuery, startCli } from "./cli-region.js";
 import { type RunningService, startService } from "./support/service.js";
-
-const FIELDS = [
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-  "currency",
-];
 
 /** RFC 4180 lines into rows of strings (quoted fields may hold commas, quotes and newlines). */
 function parseCsv(text: string): string[][] {
@@ -178,7 +163,7 @@ describe("mdq-client sync", { concurrency: true }, () => {
     assert.equal(csvRun.stdout, "");
 
     const [header, ...lines] = parseCsv(await readFile(reference.csv, "utf8"));
-    assert.deepEqual(header, FIELDS);
+    assert.deepEqual(header, RECORD_FIELDS);
     const fromCsv = lines.map((cells) => ({
       recordId: cells[0]!,
       date: cells[1]!,

@@ -2,7 +2,7 @@
  * Service configuration: one typed schema with defaults, read from the environment (`MDQ_*`)
  * and overrides (CLI flags), validated once at start and frozen. A bad value names its key.
  */
-import { isTimeZone } from "./calendar.js";
+import { isRegion, isTimeZone } from "@mdq/contract";
 
 export interface ServiceConfig {
   /** Region code served by this process, e.g. `uk` or `us`. */
@@ -39,6 +39,8 @@ export interface ServiceConfig {
   readonly redisUrl: string | null;
   /** Memory for answered pages, valid for one data generation (store/page-cache.ts); 0 turns it off. */
   readonly pageCacheMb: number;
+  /** GraphiQL at `GET /graphql` for browsers (plugins/graphql-explorer.ts); off unless `MDQ_EXPLORER=on`. */
+  readonly explorer: boolean;
 }
 
 /** Thrown when a configuration value is invalid; the message names the key. */
@@ -74,6 +76,7 @@ export const CONFIG_ENV = {
   databaseStatementTimeoutMs: "MDQ_DATABASE_STATEMENT_TIMEOUT_MS",
   redisUrl: "MDQ_REDIS_URL",
   pageCacheMb: "MDQ_PAGE_CACHE_MB",
+  explorer: "MDQ_EXPLORER",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -101,7 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     return value === undefined || value === "" ? undefined : String(value);
   };
   const region = read("region") ?? "uk";
-  if (!/^[a-z]{2,8}$/.test(region))
+  if (!isRegion(region))
     throw new ConfigError(CONFIG_ENV.region, "use a lower-case region code such as uk or us");
   const port = integer(read("port") ?? "4000", CONFIG_ENV.port, 0, 65535);
   const defaultUrl = `http://localhost:${port}`;
@@ -171,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     ),
     redisUrl: connectionUrl(read("redisUrl"), CONFIG_ENV.redisUrl, ["redis:", "rediss:"]),
     pageCacheMb: integer(read("pageCacheMb") ?? "64", CONFIG_ENV.pageCacheMb, 0, 65_536),
+    explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
   });
 }
 
@@ -179,6 +183,12 @@ function integer(text: string, key: string, min: number, max: number): number {
   const value = Number(text);
   if (value < min || value > max) throw new ConfigError(key, `${value} is outside ${min}..${max}`);
   return value;
+}
+
+function onOff(text: string, key: string): boolean {
+  if (text !== "on" && text !== "off")
+    throw new ConfigError(key, `${JSON.stringify(text)} is neither on nor off`);
+  return text === "on";
 }
 
 function url(text: string, key: string): string {

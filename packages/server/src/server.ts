@@ -23,10 +23,12 @@ import { wellKnown } from "./oauth/well-known.js";
 import { meteredStore } from "./observability/metered-store.js";
 import { ServiceMetrics } from "./observability/metrics.js";
 import { safeReason, ThrottledWarning } from "./observability/throttled-warning.js";
-import { acceptRawBodies, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import { answerClientError, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import { useGraphqlExplorer } from "./plugins/graphql-explorer.js";
 import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
+import { acceptRawBodies } from "./plugins/request-body.js";
 import { withPageCache } from "./store/page-cache.js";
 import type { Store } from "./store/store.js";
 
@@ -57,6 +59,8 @@ export interface ServiceParts {
   logStream?: NodeJS.WritableStream;
   /** Seconds between reloads of the signing key ring; default 30, 0 turns them off. */
   keyRefreshSeconds?: number;
+  /** Brand the explorer's example tabs ask about (`mdq demo` passes its first); a placeholder otherwise. */
+  explorerClientId?: string;
 }
 
 /** Header names whose values never reach the logs. */
@@ -81,6 +85,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     // Draining is answered by our own hook below, in the contract's error shapes.
     return503OnClosing: false,
     forceCloseConnections: "idle",
+    clientErrorHandler: answerClientError,
   });
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
   // Metered outside the page cache, so rows served from memory are counted too.
@@ -149,7 +154,14 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     await tokenEndpoint(scope, { keys, apps, settings });
     methodNotAllowed(scope, "/oauth2/token", ["POST"]);
     await graphqlEndpoint(scope, { store, keys, apps, settings, timeZone: config.timeZone });
-    methodNotAllowed(scope, "/graphql", ["POST"]);
+    if (config.explorer) {
+      await useGraphqlExplorer(scope, {
+        region: config.region,
+        timeZone: config.timeZone,
+        exampleClientId: parts.explorerClientId,
+      });
+    }
+    methodNotAllowed(scope, "/graphql", ["POST"], config.explorer ? ["GET"] : []);
   });
   await app.register(async (scope) => {
     await wellKnown(scope, { keys, authUrl: config.authUrl });
@@ -180,14 +192,22 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
 
 /**
  * Starts both listeners: the public one, and the admin one on loopback, whose URL is written to
- * `<dataDir>/admin.json` for `mdq`. Returns the public address.
+ * `<dataDir>/admin.json` for `mdq`. Returns the public address. If either cannot listen (a port
+ * taken), the service is closed before the error is thrown: Fastify runs no onClose hook after a
+ * failed listen, and the Redis connection, change feed and key-ring timer would keep the process
+ * alive (the store stays open: it belongs to the caller).
  */
 export async function startService(service: Service): Promise<{ address: string; adminAddress: string }> {
-  const address = await service.app.listen({ host: service.config.host, port: service.config.port });
-  const adminAddress = await service.adminApp.listen({
-    host: service.config.adminHost,
-    port: service.config.adminPort,
-  });
-  await writeAdminAddress(service.config.dataDir, adminAddress);
-  return { address, adminAddress };
+  try {
+    const address = await service.app.listen({ host: service.config.host, port: service.config.port });
+    const adminAddress = await service.adminApp.listen({
+      host: service.config.adminHost,
+      port: service.config.adminPort,
+    });
+    await writeAdminAddress(service.config.dataDir, adminAddress);
+    return { address, adminAddress };
+  } catch (error) {
+    await service.app.close().catch(() => {});
+    throw error;
+  }
 }

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { CURRENCY_CODES, type MarketingRecord } from "@mdq/contract";
 import type { LightMyRequestResponse } from "fastify";
-import { CURRENCY_CODES } from "../src/currencies.js";
 import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const HEADER =
@@ -31,21 +31,7 @@ const READINESS = `query Readiness($c: ID!, $d: Date) {
 }`;
 
 /** A record as GraphQL returns it in EUR (the loaded files hold EUR amounts with 2 decimals). */
-interface Rec {
-  recordId: string;
-  date: string;
-  market: string;
-  dataSource: string;
-  channel: string;
-  campaignId: string;
-  campaignName: string;
-  impressions: number;
-  clicks: number;
-  spend: number;
-  conversions: number;
-  revenue: number;
-  currency: string;
-}
+type Rec = MarketingRecord;
 
 /** An amount in whole cents as the decimal GraphQL returns (no binary rounding residue). */
 function cents(amount: number): number {
@@ -326,6 +312,16 @@ describe("admin API", () => {
         expectStatus(await admin("POST", "/admin/brands", ["brand"]), 400),
         adminError("BAD_INPUT", "the body must be a JSON object"),
       );
+    });
+
+    it("refuses a JSON scalar body as it is sent, never coerced to an empty body", async () => {
+      for (const body of [false, 0, "", "brand"]) {
+        assert.deepEqual(
+          expectStatus(await admin("POST", "/admin/grants", body), 400),
+          adminError("BAD_INPUT", "the body must be a JSON object"),
+          JSON.stringify(body),
+        );
+      }
     });
   });
 

@@ -6,8 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type ErrorCode, GRAPHQL_ERROR_CODES } from "@mdq/contract";
 import { addDays } from "../src/calendar.js";
-import { type ErrorCode, GRAPHQL_ERROR_CODES } from "../src/errors.js";
+import { JIT_AFTER_RUNS } from "../src/graphql/graphql-endpoint.js";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
@@ -28,6 +29,7 @@ interface Fixture {
 interface GraphQLRequest {
   query: string;
   variables?: Record<string, unknown>;
+  operationName?: string;
   /** Whose token to send: the first demo app's (default) or EARLY_APP's. */
   as?: "demo" | "early";
 }
@@ -165,6 +167,31 @@ const CASES: ErrorCase[] = [
       /^Variable "\$date" got invalid value "2026-02-30"; Date must be a real calendar day written YYYY-MM-DD/,
   },
   {
+    code: "GRAPHQL_VALIDATION_FAILED",
+    behaviour: "two operations and no operationName",
+    request: () => ({ query: "query A { __typename } query B { __typename }" }),
+    data: "absent",
+    message: /^Must provide operation name if query contains multiple operations\.$/,
+  },
+  {
+    code: "GRAPHQL_VALIDATION_FAILED",
+    behaviour: "an operationName that names no operation",
+    request: () => ({ query: "query A { __typename }", operationName: "B" }),
+    data: "absent",
+    message: /^Unknown operation named "B"\.$/,
+  },
+  {
+    code: "BAD_USER_INPUT",
+    behaviour: "an impossible date inside an input-object variable (named as $r, at r.from)",
+    request: (f) => ({
+      query: `query($r: DateRangeInput!) { marketingRecords(clientId: "${f.clientId}", dateRange: $r) { recordId } }`,
+      variables: { r: { from: "2026-02-30", to: f.day } },
+    }),
+    data: "absent",
+    message:
+      /^Variable "\$r" got invalid value "2026-02-30" at "r\.from"; Date must be a real calendar day written YYYY-MM-DD; got "2026-02-30"$/,
+  },
+  {
     code: "BAD_USER_INPUT",
     behaviour: "an impossible date (2026-02-30) written as a literal",
     request: (f) => ({
@@ -210,6 +237,13 @@ const CASES: ErrorCase[] = [
     }),
     data: "absent",
     message: /^Variable "\$brandId" of required type "ID!" was not provided\.$/,
+  },
+  {
+    code: "BAD_USER_INPUT",
+    behaviour: "a required variable when the body has no variables member",
+    request: () => ({ query: "query($brand: ID!) { marketingDataReadiness(clientId: $brand) { date } }" }),
+    data: "absent",
+    message: /^Variable "\$brand" of required type "ID!" was not provided\.$/,
   },
   {
     code: "BAD_USER_INPUT",
@@ -406,6 +440,22 @@ const CASES: ErrorCase[] = [
     data: "absent",
     message: /^query uses 16 aliases; at most 15$/,
   },
+  {
+    code: "QUERY_TOO_COMPLEX",
+    behaviour: "a document of more than 2000 tokens (the parser's own limit)",
+    request: (f) => ({
+      query: records(f, `${range(f.day, f.day)}, filter: {markets: [${'"GB" '.repeat(2000)}]}`),
+    }),
+    data: "absent",
+    message: /^the query has more than 2000 tokens; at most 2000 are allowed$/,
+  },
+  {
+    code: "QUERY_TOO_COMPLEX",
+    behaviour: "a field repeated so often that graphql-js gives up validating it",
+    request: () => ({ query: `{ ${"__typename ".repeat(1500)}}` }),
+    data: "absent",
+    message: /^the query is too complex to validate: too many overlapping fields or fragment spreads$/,
+  },
 ];
 
 /** Asserts that an error body carries no stack trace or source location of the server. */
@@ -471,7 +521,11 @@ describe("query-level errors over HTTP", () => {
         authorization: `Bearer ${tokens[request.as ?? "demo"]}`,
         "content-type": "application/json",
       },
-      payload: JSON.stringify({ query: request.query, variables: request.variables }),
+      payload: JSON.stringify({
+        query: request.query,
+        variables: request.variables,
+        operationName: request.operationName,
+      }),
     });
     const raw = { status: response.statusCode, text: response.body, body: response.json() };
     answered.push(raw);
@@ -503,6 +557,42 @@ describe("query-level errors over HTTP", () => {
       assert.equal(response.body.extensions, undefined);
     });
   }
+
+  describe("the same answer from graphql-js's first run and graphql-jit's compiled run", () => {
+    // Mercurius runs a query string with graphql-js JIT_AFTER_RUNS times, then compiles it with
+    // graphql-jit (which coerces variables its own way); a comment makes each string new here.
+    for (const entry of CASES) {
+      it(`answers ${entry.code} on every run to ${entry.behaviour}`, async () => {
+        const request = entry.request(fixture);
+        const repeated = { ...request, query: `${request.query}\n# sent ${JIT_AFTER_RUNS + 2} times` };
+        const runs: RawResponse[] = [];
+        for (let run = 0; run < JIT_AFTER_RUNS + 2; run += 1) runs.push(await send(repeated));
+        const [first] = runs;
+        assert.deepEqual(first!.body.errors?.[0]?.extensions, { code: entry.code }, first!.text);
+        for (const later of runs.slice(1)) {
+          assert.equal(later.status, first!.status);
+          assert.deepEqual(later.body, first!.body);
+        }
+      });
+    }
+  });
+
+  it("refuses a mutation as execution starts: GRAPHQL_VALIDATION_FAILED, data null, no path, on every run", async () => {
+    for (let run = 0; run < JIT_AFTER_RUNS + 2; run += 1) {
+      const response = await send({ query: "mutation { x }" });
+      assert.equal(response.status, 200, response.text);
+      assert.deepEqual(response.body, {
+        data: null,
+        errors: [
+          {
+            message: "Schema is not configured to execute mutation operation.",
+            extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+            locations: [{ line: 1, column: 1 }],
+          },
+        ],
+      });
+    }
+  });
 
   describe("values at the limits are accepted", () => {
     it("accepts a date range of exactly 90 days counting both ends", async () => {

@@ -11,6 +11,16 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import {
+  DIMENSIONS,
+  type Dimension,
+  type MarketingRecord,
+  METRICS,
+  type Metric,
+  RECORD_FIELDS,
+  RECORD_SORT_FIELDS,
+  type RecordSortField,
+} from "@mdq/contract";
 import fc from "fast-check";
 import { type DemoBrandPlan, demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
@@ -25,49 +35,8 @@ const MINOR_UNITS = { EUR: 2, GBP: 2, USD: 2, JPY: 0 } as const;
 type Currency = keyof typeof MINOR_UNITS;
 const CURRENCIES = Object.keys(MINOR_UNITS) as Currency[];
 
-const RECORD_SORT_FIELDS = [
-  "DATE_DAY",
-  "MARKET",
-  "DATA_SOURCE",
-  "CHANNEL",
-  "CAMPAIGN_ID",
-  "IMPRESSIONS",
-  "CLICKS",
-  "SPEND",
-  "CONVERSIONS",
-  "REVENUE",
-] as const;
-type RecordSortField = (typeof RECORD_SORT_FIELDS)[number];
-const DIMENSIONS = [
-  "DATE_DAY",
-  "DATE_WEEK",
-  "DATE_MONTH",
-  "MARKET",
-  "DATA_SOURCE",
-  "CHANNEL",
-  "CAMPAIGN_ID",
-] as const;
-type Dimension = (typeof DIMENSIONS)[number];
-const METRICS = ["IMPRESSIONS", "CLICKS", "SPEND", "CONVERSIONS", "REVENUE"] as const;
-type Metric = (typeof METRICS)[number];
 /** Every channel the demo uses, plus one it never uses (a filter may match nothing). */
 const CHANNELS = ["search", "shopping", "social", "display", "video", "audio"];
-
-interface MarketingRecord {
-  recordId: string;
-  date: string;
-  market: string;
-  dataSource: string;
-  channel: string;
-  campaignId: string;
-  campaignName: string;
-  impressions: number;
-  clicks: number;
-  spend: number;
-  conversions: number;
-  revenue: number;
-  currency: string;
-}
 
 interface Filter {
   markets?: string[];
@@ -80,13 +49,10 @@ interface SortEntry {
   direction: "ASC" | "DESC";
 }
 
-const RECORD_FIELDS =
-  "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
-
 const RECORDS_QUERY = `query Records($c: ID!, $r: DateRangeInput!, $cur: Currency, $p: PaginationInput,
   $s: [RecordSortInput!], $f: MarketingFilterInput) {
   marketingRecords(clientId: $c, dateRange: $r, currency: $cur, pagination: $p, sort: $s, filter: $f) {
-    ${RECORD_FIELDS}
+    ${RECORD_FIELDS.join(" ")}
   }
 }`;
 

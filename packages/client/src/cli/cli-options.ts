@@ -2,7 +2,8 @@
  * Flag values shared by the `mdq-client` commands, checked before any request is sent: a bad
  * value is a usage error (exit 2) naming the flag.
  */
-import { InvalidArgumentError } from "commander";
+import { CURRENCY_CODE_PATTERN, isCalendarDate, parseDuration as parseContractDuration } from "@mdq/contract";
+import { Command, InvalidArgumentError } from "commander";
 import type { MarketingFilter } from "../types.js";
 
 /** A mistake in how a command was called; `mdq-client` exits 2 with its message. */
@@ -13,23 +14,28 @@ export class UsageError extends Error {
   }
 }
 
-/** `YYYY-MM-DD`, a real calendar day (the service refuses `2026-02-30` too). */
+/** `YYYY-MM-DD`, a real calendar day (the contract's rule: `2026-02-30` is refused). */
 export function parseDate(value: string): string {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
-  if (!date || date.toISOString().slice(0, 10) !== value) {
-    throw new InvalidArgumentError("expected a calendar day as YYYY-MM-DD");
-  }
+  if (!isCalendarDate(value)) throw new InvalidArgumentError("expected a calendar day as YYYY-MM-DD");
   return value;
 }
 
-const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
-
-/** A duration as `90`, `90s`, `500ms`, `5m` or `2h`, returned in milliseconds. */
+/** A duration in the contract's grammar (docs/cli.md, "Durations"): `90`, `90s`, `500ms`, `5m`, `2h`; in milliseconds. */
 export function parseDuration(value: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (!match) throw new InvalidArgumentError("expected a duration such as 90s, 5m or 2h");
-  return Math.round(Number(match[1]) * UNIT_SECONDS[match[2] ?? "s"]! * 1000);
+  const milliseconds = parseContractDuration(value);
+  if (milliseconds === undefined) throw new InvalidArgumentError("expected a duration such as 90s, 5m or 2h");
+  return milliseconds;
+}
+
+/**
+ * A command over a date range: its required `--from` and `--to` days, both inclusive.
+ * @example dateRangeCommand("records", "Print the records of a date range.")
+ */
+export function dateRangeCommand(name: string, description: string, toNote = ""): Command {
+  return new Command(name)
+    .description(description)
+    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
+    .requiredOption("--to <date>", `last day, YYYY-MM-DD (inclusive)${toNote}`, parseDate);
 }
 
 /** A whole number within bounds. */
@@ -46,7 +52,7 @@ export function parseInteger(min: number, max: number) {
 /** A currency code of the service's `Currency` enum (`EUR`, `GBP`); the service checks membership. */
 export function parseCurrency(value: string): string {
   const code = value.toUpperCase();
-  if (!/^[A-Z]{3}$/.test(code)) throw new InvalidArgumentError("expected a 3-letter currency code");
+  if (!CURRENCY_CODE_PATTERN.test(code)) throw new InvalidArgumentError("expected a 3-letter currency code");
   return code;
 }
 

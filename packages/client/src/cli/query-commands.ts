@@ -2,9 +2,18 @@
  * The one-off commands: `readiness`, `access`, `records` and `aggregate` print one answer on stdout, as
  * JSON (default) or a table. For files of any size, use `sync`.
  */
+
+import {
+  AGGREGATE_SORT_FIELDS,
+  DIMENSIONS,
+  inclusiveDayCount,
+  isDateDimension,
+  MAX_RANGE_DAYS,
+  METRICS,
+  RECORD_FIELDS,
+  RECORD_SORT_FIELDS,
+} from "@mdq/contract";
 import { Command, Option } from "commander";
-import { DIMENSIONS, METRICS, RECORD_FIELDS } from "../client.js";
-import { MAX_WINDOW_DAYS, toEpochDay } from "../date-windows.js";
 import type {
   AggregateSortField,
   Dimension,
@@ -15,6 +24,7 @@ import type {
 } from "../types.js";
 import {
   checkRange,
+  dateRangeCommand,
   type FilterFlags,
   filterFrom,
   parseDate,
@@ -28,24 +38,6 @@ import { clientFromEnv } from "./connect.js";
 import { interruption } from "./interrupt.js";
 import { PRINT_FORMATS, type PrintFormat, print } from "./output.js";
 import { withFilterFlags } from "./sync-command.js";
-
-const RECORD_SORT_FIELDS: readonly RecordSortField[] = [
-  "DATE_DAY",
-  "MARKET",
-  "DATA_SOURCE",
-  "CHANNEL",
-  "CAMPAIGN_ID",
-  "IMPRESSIONS",
-  "CLICKS",
-  "SPEND",
-  "CONVERSIONS",
-  "REVENUE",
-];
-const AGGREGATE_SORT_FIELDS: readonly AggregateSortField[] = [
-  ...DIMENSIONS,
-  ...METRICS.map((metric) => `TOTAL_${metric}` as const),
-];
-const DATE_DIMENSIONS: readonly Dimension[] = ["DATE_DAY", "DATE_WEEK", "DATE_MONTH"];
 
 /** The record field a `RecordSortField` orders by. */
 const RECORD_SORT_KEY: Record<RecordSortField, keyof MarketingRecord> = {
@@ -67,7 +59,7 @@ function formatOption(): Option {
 
 /** Whether `from..to` needs more than one request window (> 90 days). */
 function spansWindows(from: string, to: string): boolean {
-  return toEpochDay(to) - toEpochDay(from) + 1 > MAX_WINDOW_DAYS;
+  return inclusiveDayCount(from, to) > MAX_RANGE_DAYS;
 }
 
 /** Orders rows by `keys` (each with a direction), as the service does within one window. */
@@ -138,10 +130,10 @@ interface RecordsFlags extends FilterFlags {
 }
 
 export function recordsCommand(): Command {
-  const command = new Command("records")
-    .description("Print the records of a date range (every page, any length of range).")
-    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
-    .requiredOption("--to <date>", "last day, YYYY-MM-DD (inclusive)", parseDate)
+  const command = dateRangeCommand(
+    "records",
+    "Print the records of a date range (every page, any length of range).",
+  )
     .option(
       "--sort <list>",
       "FIELD[:ASC|DESC],... (default DATE_DAY:ASC; ties by recordId)",
@@ -205,10 +197,10 @@ function parseGroupBy(value: string): Dimension[] {
 }
 
 export function aggregateCommand(): Command {
-  const command = new Command("aggregate")
-    .description("Print totals of a date range, grouped by dimensions (marketingAggregate).")
-    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
-    .requiredOption("--to <date>", "last day, YYYY-MM-DD (inclusive)", parseDate)
+  const command = dateRangeCommand(
+    "aggregate",
+    "Print totals of a date range, grouped by dimensions (marketingAggregate).",
+  )
     .requiredOption(
       "--metrics <list>",
       `metrics to total: ${METRICS.join(", ")} (e.g. SPEND,REVENUE)`,
@@ -230,9 +222,9 @@ export function aggregateCommand(): Command {
       checkRange(flags.from, flags.to);
       const groupBy = flags.groupBy ?? ["DATE_DAY"];
       const multiWindow = spansWindows(flags.from, flags.to);
-      if (multiWindow && !groupBy.some((dimension) => DATE_DIMENSIONS.includes(dimension))) {
+      if (multiWindow && !groupBy.some((dimension) => isDateDimension(dimension))) {
         throw new UsageError(
-          `the service totals at most ${MAX_WINDOW_DAYS} days at a time: over a longer range, group by ` +
+          `the service totals at most ${MAX_RANGE_DAYS} days at a time: over a longer range, group by ` +
             "DATE_DAY, DATE_WEEK or DATE_MONTH too (and add up the periods you need)",
         );
       }
@@ -252,7 +244,7 @@ export function aggregateCommand(): Command {
         rows.push(row);
       }
       const sort = flags.sort ?? [];
-      if (multiWindow && sort.length > 0 && !DATE_DIMENSIONS.includes(sort[0]!.field as Dimension)) {
+      if (multiWindow && sort.length > 0 && !isDateDimension(sort[0]!.field)) {
         rows.sort(
           compareBy<MarketingAggregate>([
             ...sort.map(({ field, direction }) => ({

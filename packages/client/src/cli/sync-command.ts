@@ -1,8 +1,9 @@
 /** `mdq-client sync`: the daily download into a file (docs/daily-sync.md). */
 import { extname } from "node:path";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import {
   checkRange,
+  dateRangeCommand,
   type FilterFlags,
   filterFrom,
   parseCurrency,
@@ -52,13 +53,12 @@ export function withFilterFlags(command: Command): Command {
 }
 
 export function syncCommand(): Command {
-  const command = new Command("sync")
-    .description(
-      "Download every record of a date range into one file, exactly once. The file appears only when " +
-        "complete (it is written as <out>.partial); an interrupted sync resumes from <out>.checkpoint.json.",
-    )
-    .requiredOption("--from <date>", "first day, YYYY-MM-DD (inclusive)", parseDate)
-    .requiredOption("--to <date>", "last day, YYYY-MM-DD (inclusive); any length of range", parseDate)
+  const command = dateRangeCommand(
+    "sync",
+    "Download every record of a date range into one file, exactly once. The file appears only when " +
+      "complete (it is written as <out>.partial); an interrupted sync resumes from <out>.checkpoint.json.",
+    "; any length of range",
+  )
     .requiredOption("--out <file>", "the output file, replaced atomically when the sync completes")
     .addOption(
       new Option("--format <format>", "output format (default: from the --out extension, else csv)").choices(

@@ -8,17 +8,34 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { AdminError, STORE_UNAVAILABLE_MESSAGE } from "../errors.js";
 import type { ServiceMetrics } from "../observability/metrics.js";
 import { StoreUnavailableError } from "../store/store.js";
+import {
+  APP_PARAMS,
+  brandIdOf,
+  changeGrantsCommand,
+  createAppCommand,
+  createBrandCommand,
+  loadCommand,
+  loadFxCommand,
+  NOT_AN_OBJECT,
+  narrowAppCommand,
+  OBJECT_BODY,
+  publishCommand,
+  rotateSecretCommand,
+} from "./admin-commands.js";
 import { adminTokenMatches } from "./admin-token.js";
 import type { RegionAdmin } from "./region-admin.js";
 
-type Body = Record<string, unknown>;
+/** A body that passed `OBJECT_BODY`. */
+type Body = Record<string, unknown> | null;
 
-function bodyOf(body: unknown): Body {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== "object" || Array.isArray(body))
-    throw new AdminError("BAD_INPUT", "the body must be a JSON object");
-  return body as Body;
-}
+/** The options of a route whose body is a command. */
+const COMMAND = { schema: { body: OBJECT_BODY } };
+
+/** The options of a route on one app whose body is a command. */
+const APP_COMMAND = { schema: { body: OBJECT_BODY, params: APP_PARAMS } };
+
+/** `?brandId=`, which a few listings take. */
+type BrandQuery = { Querystring: { brandId?: unknown } };
 
 /** The route served without the admin token. */
 const METRICS_ROUTE = "/metrics";
@@ -30,7 +47,15 @@ export function buildAdminListener(
   logger: FastifyInstance["log"] | false,
   metrics?: ServiceMetrics,
 ): FastifyInstance {
-  const app = Fastify({ loggerInstance: logger === false ? undefined : logger, bodyLimit: 65_536 });
+  const app = Fastify({
+    loggerInstance: logger === false ? undefined : logger,
+    bodyLimit: 65_536,
+    // Bodies are JSON as sent: no coercion (Fastify's default would turn `false` or `""` into null).
+    ajv: { customOptions: { coerceTypes: false } },
+    // A route schema only checks the body's shape; `admin-commands.ts` words the field errors.
+    schemaErrorFormatter: (_errors, dataVar) =>
+      new AdminError("BAD_INPUT", dataVar === "body" ? NOT_AN_OBJECT : "the request is malformed"),
+  });
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof AdminError) {
       const body: { code: string; message: string; details?: unknown } = {
@@ -69,28 +94,43 @@ export function buildAdminListener(
   });
 
   app.get("/admin/brands", () => admin.listBrands());
-  app.post("/admin/brands", async (request, reply) =>
-    reply.code(201).send(await admin.createBrand(bodyOf(request.body))),
+  app.post<{ Body: Body }>("/admin/brands", COMMAND, async (request, reply) =>
+    reply.code(201).send(await admin.createBrand(createBrandCommand(request.body))),
   );
-  app.get("/admin/apps", (request) => admin.listApps((request.query as Body)["brandId"]));
-  app.post("/admin/apps", async (request, reply) =>
-    reply.code(201).send(await admin.createApp(bodyOf(request.body))),
+  app.get<BrandQuery>("/admin/apps", (request) => {
+    const { brandId } = request.query;
+    return admin.listApps(brandId === undefined ? undefined : brandIdOf(brandId));
+  });
+  app.post<{ Body: Body }>("/admin/apps", COMMAND, async (request, reply) =>
+    reply.code(201).send(await admin.createApp(createAppCommand(request.body))),
   );
-  app.post("/admin/apps/:appClientId/rotate-secret", (request) =>
-    admin.rotateSecret((request.params as { appClientId: string }).appClientId, bodyOf(request.body)),
+  app.post<{ Body: Body; Params: { appClientId: string } }>(
+    "/admin/apps/:appClientId/rotate-secret",
+    APP_COMMAND,
+    (request) => admin.rotateSecret(rotateSecretCommand(request.params.appClientId, request.body)),
   );
-  app.post("/admin/apps/:appClientId/narrow", (request) =>
-    admin.narrowApp((request.params as { appClientId: string }).appClientId, bodyOf(request.body)),
+  app.post<{ Body: Body; Params: { appClientId: string } }>(
+    "/admin/apps/:appClientId/narrow",
+    APP_COMMAND,
+    (request) => admin.narrowApp(narrowAppCommand(request.params.appClientId, request.body)),
   );
-  app.post("/admin/apps/:appClientId/revoke", (request) =>
-    admin.revokeApp((request.params as { appClientId: string }).appClientId),
+  app.post<{ Params: { appClientId: string } }>(
+    "/admin/apps/:appClientId/revoke",
+    { schema: { params: APP_PARAMS } },
+    (request) => admin.revokeApp(request.params.appClientId),
   );
-  app.get("/admin/grants", (request) => admin.listGrants((request.query as Body)["brandId"]));
-  app.post("/admin/grants", (request) => admin.changeGrants(bodyOf(request.body), "add"));
-  app.post("/admin/grants/remove", (request) => admin.changeGrants(bodyOf(request.body), "remove"));
-  app.post("/admin/fx", (request) => admin.loadFx(bodyOf(request.body)));
-  app.post("/admin/loads", (request) => admin.load(bodyOf(request.body)));
-  app.post("/admin/publishes", (request) => admin.publish(bodyOf(request.body)));
+  app.get<BrandQuery>("/admin/grants", (request) => admin.listGrants(brandIdOf(request.query.brandId)));
+  app.post<{ Body: Body }>("/admin/grants", COMMAND, (request) =>
+    admin.changeGrants(changeGrantsCommand(request.body), "add"),
+  );
+  app.post<{ Body: Body }>("/admin/grants/remove", COMMAND, (request) =>
+    admin.changeGrants(changeGrantsCommand(request.body), "remove"),
+  );
+  app.post<{ Body: Body }>("/admin/fx", COMMAND, (request) => admin.loadFx(loadFxCommand(request.body)));
+  app.post<{ Body: Body }>("/admin/loads", COMMAND, (request) => admin.load(loadCommand(request.body)));
+  app.post<{ Body: Body }>("/admin/publishes", COMMAND, (request) =>
+    admin.publish(publishCommand(request.body)),
+  );
   app.get("/admin/keys", () => admin.listKeys());
   app.post("/admin/keys/rotate", () => admin.rotateKeys());
   app.get("/admin/status", () => admin.status());

@@ -4,8 +4,9 @@
  * finds a running service from its data directory alone.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeAtomically } from "../write-atomically.js";
 
 export const ADMIN_TOKEN_FILE = "admin-token";
 export const ADMIN_ADDRESS_FILE = "admin.json";
@@ -36,10 +37,4 @@ export function adminTokenMatches(presented: string, token: string): boolean {
   const a = Buffer.from(presented);
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-async function writeAtomically(file: string, content: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, content, { mode: 0o600 });
-  await rename(temporary, file);
 }

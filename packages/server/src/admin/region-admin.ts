@@ -6,30 +6,38 @@
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { isAbsolute, join } from "node:path";
-import { isCalendarDate, todayIn } from "../calendar.js";
+import { join } from "node:path";
+import { todayIn } from "../calendar.js";
 import { type Change, type ChangeFeed, SOLO_CHANGE_FEED } from "../cluster/change-feed.js";
 import { AdminError } from "../errors.js";
 import { readFxFile } from "../load/fx-file.js";
 import { LoadFileError } from "../load/load-errors.js";
-import { MARKET_CODES, type RecordsFileFormat, readRecordsFile } from "../load/records-file.js";
+import { readRecordsFile } from "../load/records-file.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import { generateAppClientId, generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
 import type { KeyInfo, KeyRing } from "../oauth/signing-keys.js";
 import {
   type App,
   type Brand,
+  type BrandDirectory,
   type Grants,
   type LoadSummary,
+  loadsParquet,
+  type ParquetLoads,
   RecordIdConflictError,
-  type Store,
+  type RecordLoads,
+  type RecordReads,
 } from "../store/store.js";
-
-const BRAND_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
-const DATA_SOURCE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-/** Longest grace period of a rotated secret: 30 days. */
-export const MAX_SECRET_GRACE_SECONDS = 30 * 86_400;
-export const DEFAULT_SECRET_GRACE_SECONDS = 86_400;
+import type {
+  ChangeGrantsCommand,
+  CreateAppCommand,
+  CreateBrandCommand,
+  LoadCommand,
+  LoadFxCommand,
+  NarrowAppCommand,
+  PublishCommand,
+  RotateSecretCommand,
+} from "./admin-commands.js";
 
 /** An app as the operator sees it: never its secret or hash. */
 export interface AppView {
@@ -58,8 +66,11 @@ export interface BrandStatus {
   readyToday: boolean;
 }
 
+/** What the operations of `mdq` need of the store. */
+export type RegionAdminStore = BrandDirectory & RecordReads & RecordLoads;
+
 export interface RegionAdminOptions {
-  store: Store;
+  store: RegionAdminStore;
   keys: KeyRing;
   apps: AppDirectory;
   region: string;
@@ -81,39 +92,6 @@ function viewOf(app: App): AppView {
   };
 }
 
-function checkedList(name: string, values: unknown, check: (value: string) => boolean): string[] | undefined {
-  if (values === undefined || values === null) return undefined;
-  if (!Array.isArray(values) || values.some((value) => typeof value !== "string" || !check(value))) {
-    throw new AdminError("BAD_INPUT", `${name} must be a list of valid codes; got ${JSON.stringify(values)}`);
-  }
-  return [...new Set(values as string[])].sort();
-}
-
-/** Checks grant lists: ISO 3166-1 markets, lower-case data source ids. */
-export function checkedGrants(body: { markets?: unknown; dataSources?: unknown }): Partial<Grants> {
-  const markets = checkedList("markets", body.markets, (value) => MARKET_CODES.has(value));
-  const dataSources = checkedList("dataSources", body.dataSources, (value) => DATA_SOURCE.test(value));
-  return { ...(markets ? { markets } : {}), ...(dataSources ? { dataSources } : {}) };
-}
-
-function checkedDate(name: string, value: unknown, fallback: string): string {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "string" || !isCalendarDate(value)) {
-    throw new AdminError(
-      "BAD_INPUT",
-      `${name} must be a real day written YYYY-MM-DD; got ${JSON.stringify(value)}`,
-    );
-  }
-  return value;
-}
-
-function checkedPath(value: unknown): string {
-  if (typeof value !== "string" || !isAbsolute(value)) {
-    throw new AdminError("BAD_INPUT", "path must be an absolute path of a file on the service's machine");
-  }
-  return value;
-}
-
 function fileRejected(error: unknown): never {
   if (error instanceof LoadFileError) {
     throw new AdminError(
@@ -127,9 +105,14 @@ function fileRejected(error: unknown): never {
 
 /** The operations of `mdq` on one region. */
 export class RegionAdmin {
-  constructor(private readonly options: RegionAdminOptions) {}
+  /** The store's native Parquet loads, when its engine has them (checked once). */
+  private readonly parquetLoads: ParquetLoads | undefined;
 
-  private get store(): Store {
+  constructor(private readonly options: RegionAdminOptions) {
+    this.parquetLoads = loadsParquet(options.store) ? options.store : undefined;
+  }
+
+  private get store(): RegionAdminStore {
     return this.options.store;
   }
 
@@ -143,8 +126,8 @@ export class RegionAdmin {
     return todayIn(this.options.timeZone);
   }
 
-  private async brand(brandId: unknown): Promise<Brand> {
-    const brand = typeof brandId === "string" ? await this.store.findBrand(brandId) : undefined;
+  private async brand(brandId: string): Promise<Brand> {
+    const brand = await this.store.findBrand(brandId);
     if (!brand) throw new AdminError("NOT_FOUND", `no brand ${JSON.stringify(brandId)}`);
     return brand;
   }
@@ -160,47 +143,26 @@ export class RegionAdmin {
     return { brands: brands.map((brand) => ({ ...brand, createdAt: brand.createdAt.toISOString() })) };
   }
 
-  async createBrand(body: { name?: unknown; brandId?: unknown }) {
-    if (typeof body.name !== "string" || body.name.trim() === "" || body.name.length > 200) {
-      throw new AdminError("BAD_INPUT", "name must be a non-empty string of at most 200 characters");
-    }
-    const brandId =
-      body.brandId === undefined
-        ? body.name
-            .toLowerCase()
-            .replace(/[^a-z0-9]+/g, "-")
-            .replace(/^-+|-+$/g, "")
-            .slice(0, 63)
-        : body.brandId;
-    if (typeof brandId !== "string" || !BRAND_ID.test(brandId)) {
-      throw new AdminError(
-        "BAD_INPUT",
-        `brandId must match ${BRAND_ID.source}; got ${JSON.stringify(brandId)}`,
-      );
-    }
+  async createBrand({ brandId, name }: CreateBrandCommand) {
     if (await this.store.findBrand(brandId)) throw new AdminError("CONFLICT", `brand ${brandId} exists`);
-    const brand = { brandId, name: body.name.trim(), createdAt: new Date() };
+    const brand = { brandId, name, createdAt: new Date() };
     await this.store.createBrand(brand);
     return { brand: { ...brand, createdAt: brand.createdAt.toISOString() } };
   }
 
-  async listApps(brandId?: unknown) {
+  async listApps(brandId?: string) {
     if (brandId !== undefined) await this.brand(brandId);
-    const apps = await this.store.listApps(brandId as string | undefined);
+    const apps = await this.store.listApps(brandId);
     return { apps: apps.map(viewOf) };
   }
 
-  async createApp(body: { brandId?: unknown; name?: unknown; markets?: unknown; dataSources?: unknown }) {
-    const brand = await this.brand(body.brandId);
-    if (typeof body.name !== "string" || body.name.trim() === "" || body.name.length > 200) {
-      throw new AdminError("BAD_INPUT", "name must be a non-empty string of at most 200 characters");
-    }
-    const narrowing = checkedGrants(body);
+  async createApp({ brandId, name, narrowing }: CreateAppCommand) {
+    const brand = await this.brand(brandId);
     const secret = generateAppSecret();
     const app: App = {
       appClientId: generateAppClientId(),
       brandId: brand.brandId,
-      name: body.name.trim(),
+      name,
       secretHash: hashAppSecret(secret),
       previousSecretHash: null,
       previousSecretExpiresAt: null,
@@ -214,21 +176,9 @@ export class RegionAdmin {
   }
 
   /** A new secret; the old one stays valid for `graceSeconds` (CONTRACT: rotation with a grace period). */
-  async rotateSecret(appClientId: string, body: { graceSeconds?: unknown }) {
+  async rotateSecret({ appClientId, graceSeconds: grace }: RotateSecretCommand) {
     const app = await this.app(appClientId);
     if (app.revokedAt) throw new AdminError("CONFLICT", `app ${appClientId} is revoked`);
-    const grace = body.graceSeconds ?? DEFAULT_SECRET_GRACE_SECONDS;
-    if (
-      typeof grace !== "number" ||
-      !Number.isInteger(grace) ||
-      grace < 0 ||
-      grace > MAX_SECRET_GRACE_SECONDS
-    ) {
-      throw new AdminError(
-        "BAD_INPUT",
-        `graceSeconds must be a whole number from 0 to ${MAX_SECRET_GRACE_SECONDS}`,
-      );
-    }
     const secret = generateAppSecret();
     const updated: App = {
       ...app,
@@ -245,23 +195,15 @@ export class RegionAdmin {
    * Changes what an app is narrowed to: `markets` / `dataSources` lists replace the app's (an empty
    * list or null: all the brand's). Clients of the app see a scope change (fullResyncRequired).
    */
-  async narrowApp(appClientId: string, body: { markets?: unknown; dataSources?: unknown }) {
-    const app = await this.app(appClientId);
-    const clear = (value: unknown) => value === null || (Array.isArray(value) && value.length === 0);
-    const narrowing = checkedGrants({
-      ...(clear(body.markets) ? {} : { markets: body.markets }),
-      ...(clear(body.dataSources) ? {} : { dataSources: body.dataSources }),
-    });
-    if (body.markets === undefined && body.dataSources === undefined) {
-      throw new AdminError("BAD_INPUT", "name markets or dataSources (a list, or [] for all the brand's)");
-    }
+  async narrowApp(command: NarrowAppCommand) {
+    const app = await this.app(command.appClientId);
     const updated: App = {
       ...app,
-      markets: body.markets === undefined ? app.markets : (narrowing.markets ?? null),
-      dataSources: body.dataSources === undefined ? app.dataSources : (narrowing.dataSources ?? null),
+      ...(command.markets === undefined ? {} : { markets: command.markets }),
+      ...(command.dataSources === undefined ? {} : { dataSources: command.dataSources }),
     };
     await this.store.updateApp(updated);
-    await this.changed({ kind: "app", appClientId });
+    await this.changed({ kind: "app", appClientId: command.appClientId });
     return { app: viewOf(updated) };
   }
 
@@ -275,31 +217,21 @@ export class RegionAdmin {
     return { app: viewOf(updated) };
   }
 
-  async listGrants(brandId: unknown) {
+  async listGrants(brandId: string) {
     const brand = await this.brand(brandId);
     return { brandId: brand.brandId, ...(await this.store.brandGrants(brand.brandId)) };
   }
 
-  async changeGrants(
-    body: { brandId?: unknown; markets?: unknown; dataSources?: unknown },
-    change: "add" | "remove",
-  ) {
-    const brand = await this.brand(body.brandId);
-    const grants = checkedGrants(body);
-    if (!grants.markets && !grants.dataSources) {
-      throw new AdminError("BAD_INPUT", "name at least one market or data source");
-    }
+  async changeGrants({ brandId, grants }: ChangeGrantsCommand, change: "add" | "remove") {
+    const brand = await this.brand(brandId);
     if (change === "add") await this.store.addGrants(brand.brandId, grants);
     else await this.store.removeGrants(brand.brandId, grants);
     await this.changed({ kind: "grants", brandId: brand.brandId });
     return this.listGrants(brand.brandId);
   }
 
-  async loadFx(body: { path?: unknown; ignoreUnknownCurrencies?: unknown }) {
-    const path = checkedPath(body.path);
-    const file = await readFxFile(path, {
-      ignoreUnknownCurrencies: body.ignoreUnknownCurrencies === true,
-    }).catch(fileRejected);
+  async loadFx({ path, ignoreUnknownCurrencies }: LoadFxCommand) {
+    const file = await readFxFile(path, { ignoreUnknownCurrencies }).catch(fileRejected);
     await this.store.upsertFxRates(file.rates);
     return {
       rates: file.rates.length,
@@ -310,40 +242,22 @@ export class RegionAdmin {
     };
   }
 
-  async load(body: {
-    brandId?: unknown;
-    path?: unknown;
-    format?: unknown;
-    mapping?: unknown;
-    processingDate?: unknown;
-  }): Promise<LoadSummary> {
-    const brand = await this.brand(body.brandId);
-    const path = checkedPath(body.path);
-    if (body.format !== undefined && !["csv", "ndjson", "parquet"].includes(body.format as string)) {
-      throw new AdminError("BAD_INPUT", "format must be csv, ndjson or parquet");
-    }
-    if (
-      body.mapping !== undefined &&
-      (typeof body.mapping !== "object" ||
-        body.mapping === null ||
-        Object.values(body.mapping).some((value) => typeof value !== "string"))
-    ) {
-      throw new AdminError("BAD_INPUT", "mapping must map canonical column names to the file's column names");
-    }
-    const processingDate = checkedDate("processingDate", body.processingDate, this.today());
+  async load(command: LoadCommand): Promise<LoadSummary> {
+    const brand = await this.brand(command.brandId);
+    const { path, format, mapping } = command;
+    const processingDate = command.processingDate ?? this.today();
     const file = await readRecordsFile(path, {
-      ...(body.format ? { format: body.format as RecordsFileFormat } : {}),
-      ...(body.mapping ? { mapping: body.mapping as Record<string, string> } : {}),
+      ...(format ? { format } : {}),
+      ...(mapping ? { mapping } : {}),
     }).catch(fileRejected);
     const origin = { processingDate, source: path };
-    const handOver = this.store.replaceRecordsFromParquet
-      ? await mkdtemp(join(tmpdir(), "mdq-load-"))
-      : undefined;
+    const parquet = this.parquetLoads;
+    const handOver = parquet ? await mkdtemp(join(tmpdir(), "mdq-load-")) : undefined;
     try {
-      if (handOver && this.store.replaceRecordsFromParquet) {
+      if (parquet && handOver) {
         const columnar = join(handOver, "records.parquet");
         await file.exportParquet(columnar);
-        return await this.store.replaceRecordsFromParquet(brand.brandId, columnar, origin);
+        return await parquet.replaceRecordsFromParquet(brand.brandId, columnar, origin);
       }
       return await this.store.replaceRecords(brand.brandId, file.records(), origin);
     } catch (error) {
@@ -367,9 +281,9 @@ export class RegionAdmin {
   }
 
   /** Completes a processing date: readiness turns READY. Refused before any load of that date. */
-  async publish(body: { brandId?: unknown; processingDate?: unknown }) {
-    const brand = await this.brand(body.brandId);
-    const processingDate = checkedDate("processingDate", body.processingDate, this.today());
+  async publish(command: PublishCommand) {
+    const brand = await this.brand(command.brandId);
+    const processingDate = command.processingDate ?? this.today();
     if (!(await this.store.hasLoad(brand.brandId, processingDate))) {
       throw new AdminError(
         "CONFLICT",

@@ -2,36 +2,37 @@
  * Turns the arguments of the three queries into validated requests for the planner, applying
  * CONTRACT §3 rules 1–5: brand and grants, date range, pagination, sort, metrics.
  */
-import { inclusiveDayCount } from "../calendar.js";
-import type { CurrencyCode } from "../currencies.js";
-import { MdqError } from "../errors.js";
 import {
-  type AggregateQuery,
   type AggregateSortField,
+  CHANNEL_PATTERN,
+  type CurrencyCode,
+  DATA_SOURCE_PATTERN,
+  DATE_DIMENSIONS,
+  DEFAULT_PAGE_SIZE,
   type Dimension,
+  inclusiveDayCount,
+  MARKET_PATTERN,
+  MAX_AGGREGATE_SORT_ENTRIES,
+  MAX_PAGE_SIZE,
+  MAX_RANGE_DAYS,
   type Metric,
-  type PageRequest,
+  MIN_PAGE_SIZE,
   RECORD_FIELDS,
   type RecordField,
   type RecordSortField,
-  type RecordsQuery,
-  type RowScope,
-  type SortEntry,
+} from "@mdq/contract";
+import { MdqError } from "../errors.js";
+import type {
+  AggregateQuery,
+  PageRequest,
+  RecordsQuery,
+  RowScope,
+  SortEntry,
 } from "../store/query-request.js";
 import type { Grants } from "../store/store.js";
 
-/** Longest date range, counting both ends (spec §8). */
-export const MAX_RANGE_DAYS = 90;
 /** Longest date range of `marketingDataChanges` (CONTRACT §6 rule 2). */
 export const MAX_CHANGES_RANGE_DAYS = 366;
-export const MIN_PAGE_SIZE = 1000;
-export const MAX_PAGE_SIZE = 5000;
-export const DEFAULT_PAGE_SIZE = 1000;
-/** Most sort entries of an aggregate query (spec §8). */
-export const MAX_AGGREGATE_SORT_ENTRIES = 2;
-
-const MARKET_PATTERN = /^[A-Z]{2}$/;
-const LOWER_ID_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 const MAX_FILTER_VALUES = 500;
 
 /** Who is asking: the token's brand and the app's effective grants. */
@@ -117,9 +118,9 @@ function scopeOf(args: DataQueryArguments, caller: Caller): RowScope {
       "dataSources",
       filter.dataSources,
       caller.grants.dataSources,
-      LOWER_ID_PATTERN,
+      DATA_SOURCE_PATTERN,
     ),
-    channels: filterValues("channels", filter.channels, LOWER_ID_PATTERN),
+    channels: filterValues("channels", filter.channels, CHANNEL_PATTERN),
     campaignIds: filterValues("campaignIds", filter.campaignIds, null),
   };
 }
@@ -156,7 +157,12 @@ function grantedSubset(
   if (requested === null) return granted;
   const outside = requested.filter((value) => !granted.includes(value));
   if (outside.length > 0) {
-    throw new MdqError("FORBIDDEN", `filter.${name} names ${outside.join(", ")}, outside this app's grants`);
+    // "UK" is a well-formed code that ISO 3166-1 never assigned: say so, as `mdq grant add` does.
+    const hint = outside.includes("UK") ? ' (the United Kingdom is "GB" in ISO 3166-1, not "UK")' : "";
+    throw new MdqError(
+      "FORBIDDEN",
+      `filter.${name} names ${outside.join(", ")}, outside this app's grants${hint}`,
+    );
   }
   return requested;
 }
@@ -243,8 +249,6 @@ export function aggregateQueryOf(
 
 /** Rule 4's default, DATE_DAY descending, where DATE_DAY is grouped; else the finest date dimension grouped. */
 function defaultAggregateSort(groupBy: Dimension[]): SortEntry<AggregateSortField>[] {
-  const date = (["DATE_DAY", "DATE_WEEK", "DATE_MONTH"] as const).find((dimension) =>
-    groupBy.includes(dimension),
-  );
+  const date = DATE_DIMENSIONS.find((dimension) => groupBy.includes(dimension));
   return date ? [{ field: date, direction: "DESC" }] : [];
 }

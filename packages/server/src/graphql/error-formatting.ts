@@ -15,20 +15,6 @@ function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && Object.hasOwn(GRAPHQL_ERROR_CODES, value);
 }
 
-/** graphql-js's parser stopping at `maxTokens` (its wording, typo included, varies by version). */
-const TOO_MANY_TOKENS = /^Syntax Error: Document contains more tha[nt] (\d+) tokens\. Parsing aborted\.$/;
-/** graphql-js's validator giving up on a document whose fields or fragments cost too much to check. */
-const VALIDATION_ABORTED = "Validation aborted.";
-/** graphql-js's own introspection depth guard (MaxIntrospectionDepthRule). */
-const INTROSPECTION_TOO_DEEP = "Maximum introspection depth exceeded";
-/**
- * Variable coercion errors (graphql-js `coerceVariableValues`, graphql-jit alike): the caller's
- * variables, not the document, are wrong. Validation rules also start with `Variable "$…"` (not
- * defined, never used, wrong position), so the match is on the coercion wordings only.
- */
-const VARIABLE_COERCION =
-  /^Variable "\$[^"]+" (?:got invalid value |of required type "[^"]+" was not provided\.|of non-null type "[^"]+" must not be null\.)/;
-
 /** The catalogue code of a GraphQL error. */
 export function codeOf(error: GraphQLError): ErrorCode {
   const original = error.originalError as (Error & { extensions?: Record<string, unknown> }) | undefined;
@@ -36,29 +22,14 @@ export function codeOf(error: GraphQLError): ErrorCode {
   if (original instanceof StoreUnavailableError) return "SERVICE_UNAVAILABLE";
   if (isErrorCode(error.extensions?.["code"])) return error.extensions["code"] as ErrorCode;
   if (isErrorCode(original?.extensions?.["code"])) return original.extensions["code"] as ErrorCode;
-  if (error.path === undefined || error.path.length === 0) {
-    if (
-      TOO_MANY_TOKENS.test(error.message) ||
-      error.message === VALIDATION_ABORTED ||
-      error.message === INTROSPECTION_TOO_DEEP
-    ) {
-      return "QUERY_TOO_COMPLEX";
-    }
-    if (error.message.startsWith("Syntax Error")) return "GRAPHQL_PARSE_FAILED";
-    return VARIABLE_COERCION.test(error.message) ? "BAD_USER_INPUT" : "GRAPHQL_VALIDATION_FAILED";
-  }
+  // Request errors are coded where they are raised (request-checks.ts); anything else is unexpected.
   return "INTERNAL_SERVER_ERROR";
 }
 
-/** The message shown for an error: graphql-js's own, except where its wording is internal. */
+/** The message shown for an error: its own, unless its code keeps it internal. */
 function messageOf(error: GraphQLError, code: ErrorCode): string {
   if (!GRAPHQL_ERROR_CODES[code].exposeMessage) return "Internal server error";
   if (error.originalError instanceof StoreUnavailableError) return STORE_UNAVAILABLE_MESSAGE;
-  const tokens = TOO_MANY_TOKENS.exec(error.message);
-  if (tokens) return `the query has more than ${tokens[1]} tokens; at most ${tokens[1]} are allowed`;
-  if (error.message === VALIDATION_ABORTED) {
-    return "the query is too complex to validate: too many overlapping fields or fragment spreads";
-  }
   return error.message;
 }
 

@@ -1,25 +1,28 @@
 /**
  * `POST {baseUrl}/graphql` (spec §4.2, CONTRACT §3): the transport follows GraphQL-over-HTTP for
  * POST with `application/json`; execution is Mercurius with graphql-jit. Order of checks:
- * 405 → 413 → 415 → 400 → 401 → execute (200, or 403 for data outside the grants).
+ * 405 → 413 → 415 → 400 → 401 → request checks (`request-checks.ts`: parse, validate, variables)
+ * → execute (200, or 403 for data outside the grants).
  */
 import type { FastifyInstance } from "fastify";
 import type { GraphQLError } from "graphql";
-import { decodeProtectedHeader } from "jose";
 import mercurius from "mercurius";
 import { MdqError } from "../errors.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
-import { decodeUtf8, mediaTypeOf, sendGraphQLError } from "../plugins/error-responses.js";
-import type { Store } from "../store/store.js";
+import { sendGraphQLError } from "../plugins/error-responses.js";
+import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
+import type { RecordReads } from "../store/store.js";
 import { authenticateBearer } from "./bearer-auth.js";
+import { withCode } from "./coded-error.js";
 import { formatErrors } from "./error-formatting.js";
-import { QUERY_LIMITS, queryLimitsRule } from "./query-limits.js";
+import { QUERY_LIMITS } from "./query-limits.js";
+import { requestChecks } from "./request-checks.js";
 import { type RequestContext, resolvers } from "./resolvers.js";
 import { typeDefs } from "./schema.js";
 
 export interface GraphQLEndpointOptions {
-  store: Store;
+  store: RecordReads;
   keys: KeyRing;
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };
@@ -69,25 +72,6 @@ function parseRequestBody(body: unknown): GraphQLRequestBody {
   };
 }
 
-/**
- * When the bearer token names a signing key this instance does not know, re-reads the key ring
- * first (throttled): another instance may have just rotated (docs/observability.md). Anything
- * malformed is left for bearer authentication to refuse.
- */
-async function learnSigningKey(authorization: string | undefined, keys: KeyRing): Promise<void> {
-  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
-  if (!token) return;
-  let kid: unknown;
-  try {
-    kid = decodeProtectedHeader(token).kid;
-  } catch {
-    return;
-  }
-  if (typeof kid === "string" && kid !== "" && !keys.verificationKey(kid)) {
-    await keys.reloadForUnknownKid(kid).catch(() => false);
-  }
-}
-
 /** Whether `text` parses as JSON (no GraphQL document does; a selection set `{}` cannot be empty). */
 function isJsonText(text: string): boolean {
   try {
@@ -98,6 +82,25 @@ function isJsonText(text: string): boolean {
   }
 }
 
+/**
+ * The errors of an execution, those refusing the operation as a whole (raised before any field
+ * ran, so without `path`) given their code: with no `data`, graphql-jit's own variable check
+ * refused values graphql-js accepted (BAD_USER_INPUT); with `data: null`, the schema has no root
+ * type for the operation, MDQ having no mutations or subscriptions (GRAPHQL_VALIDATION_FAILED).
+ */
+function operationErrorsCoded(data: unknown, errors: readonly GraphQLError[]): GraphQLError[] {
+  const code = data === undefined ? "BAD_USER_INPUT" : "GRAPHQL_VALIDATION_FAILED";
+  return errors.map((error) => (error.path === undefined ? withCode(error, code) : error));
+}
+
+/**
+ * Mercurius compiles a query with graphql-jit on its run number `JIT_AFTER_RUNS + 1` and runs the
+ * compiled query from then on; the run before is graphql-js's.
+ */
+export const JIT_AFTER_RUNS = 1;
+/** Query strings whose parsed document (or refusal) is kept, by Mercurius and by the checks. */
+const DOCUMENT_CACHE_SIZE = 1024;
+
 /** Registers the GraphQL endpoint on `app`. */
 export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndpointOptions): Promise<void> {
   await app.register(mercurius, {
@@ -105,13 +108,13 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
     resolvers: resolvers as never,
     routes: false,
     graphiql: false,
-    jit: 1,
-    cache: 1024,
-    validationRules: [queryLimitsRule],
-    graphql: { parseOptions: { maxTokens: QUERY_LIMITS.maxTokens } },
+    jit: JIT_AFTER_RUNS,
+    cache: DOCUMENT_CACHE_SIZE,
     // Keep GraphQLError instances (with originalError) for formatErrors, the one formatter.
     errorFormatter: (execution) => ({ statusCode: 200, response: execution as never }),
   });
+  // Mercurius parses and validates again (once per query string): only checked requests reach it.
+  const checks = requestChecks(app.graphql.schema, DOCUMENT_CACHE_SIZE);
 
   app.post("/graphql", async (request, reply) => {
     const { type, charset } = mediaTypeOf(request.headers["content-type"]);
@@ -119,7 +122,6 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       return sendGraphQLError(reply, 415, "BAD_REQUEST", "Content-Type must be application/json");
     }
     const body = parseRequestBody(request.body);
-    await learnSigningKey(request.headers.authorization, options.keys);
     const caller = await authenticateBearer(request, options);
     const context: RequestContext = {
       caller,
@@ -139,21 +141,29 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       // Mercurius would retry such a source as a JSON-encoded AST; the spec's `query` is GraphQL text.
       return sendGraphQLError(reply, 200, "GRAPHQL_PARSE_FAILED", "query must be GraphQL text, not JSON");
     }
+    const refused = checks.check(body);
+    if (refused.length > 0) {
+      // Request errors (parse, validation, variables): GraphQL-over-HTTP omits `data` for these.
+      return reply.code(200).send({ errors: formatErrors(refused, request.log).errors });
+    }
     let result: { data?: unknown; errors?: readonly GraphQLError[] };
     try {
       result = await app.graphql(body.query, context as never, body.variables, body.operationName);
     } catch (error) {
+      // Mercurius refusing what the checks passed: unexpected, so masked and logged.
       const requestErrors = (error as { errors?: GraphQLError[] }).errors;
       if (!requestErrors) throw error;
-      // Parse and validation errors: GraphQL-over-HTTP omits `data` for these.
-      const { errors } = formatErrors(requestErrors, request.log);
-      return reply.code(200).send({ errors });
+      const { status, errors } = formatErrors(requestErrors, request.log);
+      return reply.code(status).send({ errors });
     }
     const response: { data?: unknown; errors?: unknown; extensions?: unknown } = {};
     // Absent when execution never started (GraphQL spec §7.1.2), null when a root field failed.
     if (result.data !== undefined) response.data = result.data;
     if (result.errors && result.errors.length > 0) {
-      const { status, errors, retryAfterSeconds } = formatErrors(result.errors, request.log);
+      const { status, errors, retryAfterSeconds } = formatErrors(
+        operationErrorsCoded(result.data, result.errors),
+        request.log,
+      );
       response.errors = errors;
       reply.code(status);
       if (retryAfterSeconds !== undefined) reply.header("retry-after", String(retryAfterSeconds));

@@ -3,10 +3,10 @@
  * and aggregates come back as plain objects so that graphql-jit serialises them with no
  * per-field resolver on the hot path.
  */
+import { type PageInfo, todayIn } from "@mdq/contract";
 import type { GraphQLResolveInfo } from "graphql";
-import { todayIn } from "../calendar.js";
 import { MdqError } from "../errors.js";
-import { MissingFxRateError, type Store } from "../store/store.js";
+import { MissingFxRateError, type RecordReads } from "../store/store.js";
 import {
   type AggregateArguments,
   aggregateQueryOf,
@@ -22,20 +22,10 @@ import { dataVersionText, parseDataVersion } from "./data-version-text.js";
 import { DateScalar, DateTimeScalar } from "./scalars.js";
 import { selectedFieldNames } from "./selection.js";
 
-/** `extensions.pageInfo.<response key>` of a paginated field (CONTRACT §3 rule 3). */
-export interface PageInfo {
-  page: number;
-  pageSize: number;
-  totalCount: number;
-  hasNextPage: boolean;
-  /** Changes when the range's data is reloaded; a walk that sees it change restarts. */
-  dataVersion: string;
-}
-
 /** What every resolver gets: the caller, the store, and where to put page info. */
 export interface RequestContext {
   caller: Caller;
-  store: Store;
+  store: RecordReads;
   timeZone: string;
   pageInfo: Record<string, PageInfo>;
 }

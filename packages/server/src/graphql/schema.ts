@@ -2,11 +2,23 @@
  * The GraphQL schema (CONTRACT §3). The committed `schema.graphql` at the package root is this
  * SDL printed; a test fails when the two drift.
  */
-import { CURRENCY_CODES } from "../currencies.js";
-import { DIMENSIONS, METRICS, RECORD_SORT_FIELDS } from "../store/query-request.js";
+import {
+  AGGREGATE_SORT_FIELDS,
+  CURRENCY_CODES,
+  DEFAULT_PAGE_SIZE,
+  DIMENSIONS,
+  MAX_PAGE_SIZE,
+  MAX_RANGE_DAYS,
+  METRICS,
+  MIN_PAGE_SIZE,
+  READINESS_STATUSES,
+  RECORD_SORT_FIELDS,
+  SORT_DIRECTIONS,
+} from "@mdq/contract";
 import { DATE_DESCRIPTION, DATE_TIME_DESCRIPTION } from "./scalars.js";
 
-const TOTAL_FIELDS = METRICS.map((metric) => `TOTAL_${metric}`);
+/** The values of an enum, one per line as the printed SDL has them. */
+const values = (names: readonly string[]) => names.join("\n  ");
 
 /** The schema's SDL. */
 export const typeDefs = /* GraphQL */ `
@@ -18,46 +30,44 @@ scalar DateTime
 
 """Whether a processing date's data has been published."""
 enum ReadinessStatus {
-  READY
-  NOT_READY
+  ${values(READINESS_STATUSES)}
 }
 
 enum SortDirection {
-  ASC
-  DESC
+  ${values(SORT_DIRECTIONS)}
 }
 
 """Currencies the service holds reference rates for (ISO 4217)."""
 enum Currency {
-  ${CURRENCY_CODES.join("\n  ")}
+  ${values(CURRENCY_CODES)}
 }
 
 enum Metric {
-  ${METRICS.join("\n  ")}
+  ${values(METRICS)}
 }
 
 enum Dimension {
-  ${DIMENSIONS.join("\n  ")}
+  ${values(DIMENSIONS)}
 }
 
 enum RecordSortField {
-  ${RECORD_SORT_FIELDS.join("\n  ")}
+  ${values(RECORD_SORT_FIELDS)}
 }
 
 enum AggregateSortField {
-  ${[...DIMENSIONS, ...TOTAL_FIELDS].join("\n  ")}
+  ${values(AGGREGATE_SORT_FIELDS)}
 }
 
-"""Inclusive range of days, at most 90 days counting both ends."""
+"""Inclusive range of days, at most ${MAX_RANGE_DAYS} days counting both ends."""
 input DateRangeInput {
   from: Date!
   to: Date!
 }
 
-"""1000 <= pageSize <= 5000, page >= 1. A page past the end is empty."""
+"""${MIN_PAGE_SIZE} <= pageSize <= ${MAX_PAGE_SIZE}, page >= 1. A page past the end is empty."""
 input PaginationInput {
   page: Int = 1
-  pageSize: Int = 1000
+  pageSize: Int = ${DEFAULT_PAGE_SIZE}
 }
 
 input RecordSortInput {

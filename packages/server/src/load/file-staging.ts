@@ -55,6 +55,11 @@ export function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/** An SQL string literal, for the few places DuckDB takes no parameter (a COPY target, a JSON key path). */
+export function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
 /** Column names and types of a relation (a table, or `SELECT …` via DESCRIBE). */
 export async function describeColumns(
   connection: DuckDBConnection,

@@ -9,8 +9,13 @@
  * FX files are small (the ECB's history since 1999 is about 7,000 rows), so rows are checked in
  * TypeScript after DuckDB has parsed the CSV.
  */
-import { isCalendarDate } from "../calendar.js";
-import { BASE_CURRENCY, type CurrencyCode, isCurrencyCode } from "../currencies.js";
+import {
+  BASE_CURRENCY,
+  CURRENCY_CODE_PATTERN,
+  type CurrencyCode,
+  isCalendarDate,
+  isCurrencyCode,
+} from "@mdq/contract";
 import type { FxRate } from "../store/store.js";
 import {
   checkLoadFile,
@@ -43,7 +48,6 @@ export interface FxFile {
   ignoredCurrencies: string[];
 }
 
-const CODE_PATTERN = /^[A-Z]{3}$/;
 const MISSING_RATE = new Set(["", "N/A"]);
 const RATE_PATTERN = /^(\d{1,12})(?:\.(\d{1,6})0*)?$/;
 const ECB_DAY_PATTERN = /^(\d{1,2}) ([A-Za-z]+) (\d{4})$/;
@@ -232,7 +236,7 @@ function readLong(
 /** Why `code` cannot be loaded, or undefined when it can (or is skipped, recorded in `ignored`). */
 function checkCurrency(code: string, options: ReadFxOptions, ignored: Set<string>): string | undefined {
   if (code === BASE_CURRENCY) return "EUR is the base currency: its rate is 1 by definition";
-  if (!CODE_PATTERN.test(code)) return `${quoteValue(code)} is not an ISO 4217 currency code`;
+  if (!CURRENCY_CODE_PATTERN.test(code)) return `${quoteValue(code)} is not an ISO 4217 currency code`;
   if (isCurrencyCode(code)) return undefined;
   if (options.ignoreUnknownCurrencies) {
     ignored.add(code);

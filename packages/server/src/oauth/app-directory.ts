@@ -3,31 +3,42 @@
  * time so that a revocation or a grant change reaches every request within `ttlSeconds`
  * (CONTRACT §2 asks for 60 s at most).
  */
-import type { App, Grants, Store } from "../store/store.js";
+import { LRUCache } from "lru-cache";
+import type { App, BrandDirectory, Grants } from "../store/store.js";
 
-interface Entry<Value> {
+/** Apps (and grant sets) kept at most; the least recently used go first. */
+const MAX_CACHED = 10_000;
+
+/** A cached lookup; boxed because an unknown app (undefined) is worth caching too. */
+interface Cached<Value> {
   value: Value;
-  expiresAt: number;
 }
 
 /** Cached lookups of apps and of what each may read. */
 export class AppDirectory {
-  private readonly apps = new Map<string, Entry<App | undefined>>();
-  private readonly grants = new Map<string, Entry<Grants>>();
+  private readonly apps: LRUCache<string, Cached<App | undefined>> | undefined;
+  private readonly grants: LRUCache<string, Cached<Grants>> | undefined;
 
   constructor(
-    private readonly store: Store,
-    private readonly ttlSeconds: number,
-  ) {}
+    private readonly store: Pick<BrandDirectory, "findApp" | "brandGrants">,
+    ttlSeconds: number,
+  ) {
+    // A TTL of 0 means "do not cache": lru-cache would read it as "never expires".
+    if (ttlSeconds > 0) {
+      const options = { max: MAX_CACHED, ttl: ttlSeconds * 1000 };
+      this.apps = new LRUCache(options);
+      this.grants = new LRUCache(options);
+    }
+  }
 
   /** The app, or undefined when unknown. */
   async app(appClientId: string): Promise<App | undefined> {
-    return this.cached(this.apps, appClientId, () => this.store.findApp(appClientId));
+    return cached(this.apps, appClientId, () => this.store.findApp(appClientId));
   }
 
   /** The app's effective grants: its brand's grants, narrowed by the app's own lists. */
   async effectiveGrants(app: App): Promise<Grants> {
-    return this.cached(this.grants, app.appClientId, async () => {
+    return cached(this.grants, app.appClientId, async () => {
       const brand = await this.store.brandGrants(app.brandId);
       return {
         markets: narrow(brand.markets, app.markets),
@@ -38,25 +49,21 @@ export class AppDirectory {
 
   /** Forgets everything cached, so that the next request sees the store's current state. */
   clear(): void {
-    this.apps.clear();
-    this.grants.clear();
+    this.apps?.clear();
+    this.grants?.clear();
   }
+}
 
-  private async cached<Value>(
-    map: Map<string, Entry<Value>>,
-    key: string,
-    load: () => Promise<Value>,
-  ): Promise<Value> {
-    const now = Date.now();
-    const hit = map.get(key);
-    if (hit && hit.expiresAt > now) return hit.value;
-    const value = await load();
-    if (this.ttlSeconds > 0) {
-      if (map.size > 10_000) map.clear();
-      map.set(key, { value, expiresAt: now + this.ttlSeconds * 1000 });
-    }
-    return value;
-  }
+async function cached<Value>(
+  cache: LRUCache<string, Cached<Value>> | undefined,
+  key: string,
+  load: () => Promise<Value>,
+): Promise<Value> {
+  const hit = cache?.get(key);
+  if (hit) return hit.value;
+  const value = await load();
+  cache?.set(key, { value });
+  return value;
 }
 
 function narrow(granted: string[], narrowing: string[] | null): string[] {

@@ -14,6 +14,8 @@
  * versions are issued in commit order and a reader that saw version V has seen every change ≤ V.
  * Every statement here uses `$n` placeholders and SQL both engines read alike.
  */
+import type { SnapshotReader } from "./page-reads.js";
+import type { PlannedSql } from "./query-planner.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import type { Grants } from "./store.js";
 
@@ -193,25 +195,6 @@ function placeholders(first: number, count: number): string {
   return Array.from({ length: count }, (_, index) => `$${first + index}`).join(", ");
 }
 
-/**
- * The version of a brand's data in `from..to` (`pageInfo.dataVersion`): the latest load of one of
- * its days, or FX change reaching them. It changes whenever a page of the range could read
- * differently.
- */
-export async function rangeVersion(
-  run: SqlRun,
-  range: { brandId: string; from: string; to: string },
-): Promise<bigint> {
-  const [row] = await run(
-    `SELECT
-      (SELECT max(version) FROM day_versions
-        WHERE brand_id = $1 AND date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE)) AS day_version,
-      (SELECT max(version) FROM fx_versions WHERE first_date <= CAST($3 AS DATE)) AS fx_version`,
-    [range.brandId, range.from, range.to],
-  );
-  return maxVersion(row?.["day_version"], row?.["fx_version"]);
-}
-
 /** The brand's latest version: its latest load, FX change or scope change (readiness). */
 export async function brandVersion(run: SqlRun, brandId: string): Promise<bigint> {
   const [row] = await run(
@@ -240,53 +223,55 @@ function maxVersion(...values: unknown[]): bigint {
  * caller's scope changed since `since`, every day that has visible rows.
  */
 export async function readDataChanges(
-  run: SqlRun,
-  dialect: SqlDialect,
+  reader: SnapshotReader,
   request: DataChangesRequest,
 ): Promise<DataChanges> {
-  const [current] = await run("SELECT generation FROM data_generation WHERE id = 1");
-  const version = BigInt(String(current?.["generation"] ?? 0));
+  const value = async (sql: string, params: PlannedSql["params"] = []) =>
+    (await reader.run({ sql, params })).value(0, 0);
+  const version = BigInt(String((await value("SELECT generation FROM data_generation WHERE id = 1")) ?? 0));
   let scopeChange: string | null = null;
   if (request.since !== null) {
-    const [scope] = await run(
+    const reason = await value(
       `SELECT reason FROM scope_versions WHERE brand_id = $1 AND version > CAST($2 AS BIGINT)
         AND (app_client_id IS NULL OR app_client_id = $3) ORDER BY version DESC LIMIT 1`,
       [request.brandId, request.since.toString(), request.appClientId],
     );
-    scopeChange = scope ? String(scope["reason"]) : null;
+    scopeChange = reason === undefined || reason === null ? null : String(reason);
   }
   const { markets, dataSources } = request.grants;
   const visible =
     markets.length > 0 && dataSources.length > 0
       ? `c.market IN (${placeholders(4, markets.length)}) AND c.data_source IN (${placeholders(4 + markets.length, dataSources.length)})`
       : "FALSE";
-  const rows = await run(
-    `SELECT ${dialect.formatDate("d.date")} AS date, d.version AS day_version, d.changed_at_ms AS day_changed_at_ms,
-      (SELECT max(f.version) FROM fx_versions f WHERE f.first_date <= d.date) AS fx_version,
-      (SELECT max(f.changed_at_ms) FROM fx_versions f WHERE f.first_date <= d.date) AS fx_changed_at_ms,
+  // Columns: date, day version, day changed at, latest FX version reaching it, its time, visible rows.
+  const table = await reader.run({
+    sql: `SELECT ${reader.dialect.formatDate("d.date")}, d.version, d.changed_at_ms,
+      (SELECT max(f.version) FROM fx_versions f WHERE f.first_date <= d.date),
+      (SELECT max(f.changed_at_ms) FROM fx_versions f WHERE f.first_date <= d.date),
       (SELECT coalesce(sum(c.rows), 0) FROM day_row_counts c
-        WHERE c.brand_id = d.brand_id AND c.date = d.date AND ${visible}) AS visible_rows
+        WHERE c.brand_id = d.brand_id AND c.date = d.date AND ${visible})
     FROM day_versions d
     WHERE d.brand_id = $1 AND d.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE)
     ORDER BY d.date`,
-    [request.brandId, request.from, request.to, ...markets, ...dataSources],
-  );
+    params: [request.brandId, request.from, request.to, ...markets, ...dataSources],
+  });
   const everyDay = request.since === null || scopeChange !== null;
   const since = request.since ?? 0n;
   const days: ChangedDay[] = [];
-  for (const row of rows) {
-    const visibleRows = Number(row["visible_rows"] ?? 0);
-    const dayVersion = BigInt(String(row["day_version"]));
-    const fxVersion = row["fx_version"] === null ? null : BigInt(String(row["fx_version"]));
+  for (let row = 0; row < table.rowCount; row += 1) {
+    const visibleRows = Number(table.value(row, 5) ?? 0);
+    const dayVersion = BigInt(String(table.value(row, 1)));
+    const fx = table.value(row, 3);
+    const fxVersion = fx === null || fx === undefined ? null : BigInt(String(fx));
     const changed = everyDay
       ? visibleRows > 0
       : dayVersion > since || (fxVersion !== null && fxVersion > since && visibleRows > 0);
     if (!changed) continue;
     const byFx = fxVersion !== null && fxVersion > dayVersion;
     days.push({
-      date: String(row["date"]),
+      date: String(table.value(row, 0)),
       version: byFx ? fxVersion : dayVersion,
-      changedAt: new Date(Number(byFx ? row["fx_changed_at_ms"] : row["day_changed_at_ms"])),
+      changedAt: new Date(Number(table.value(row, byFx ? 4 : 2))),
       rows: visibleRows,
     });
   }

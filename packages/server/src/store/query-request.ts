@@ -2,62 +2,29 @@
  * Validated query requests: what the GraphQL layer hands to the query planner once every
  * argument has been checked and the grants applied. Nothing here is raw user input.
  */
-import type { CurrencyCode } from "../currencies.js";
+import type {
+  AggregateSortField,
+  CurrencyCode,
+  Dimension,
+  Metric,
+  RecordField,
+  RecordSortField,
+  SortDirection,
+} from "@mdq/contract";
 
-/** Fields of `MarketingRecord` (GraphQL names). */
-export const RECORD_FIELDS = [
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-  "currency",
-] as const;
-export type RecordField = (typeof RECORD_FIELDS)[number];
-
-/** Values of `RecordSortField`. */
-export const RECORD_SORT_FIELDS = [
-  "DATE_DAY",
-  "MARKET",
-  "DATA_SOURCE",
-  "CHANNEL",
-  "CAMPAIGN_ID",
-  "IMPRESSIONS",
-  "CLICKS",
-  "SPEND",
-  "CONVERSIONS",
-  "REVENUE",
-] as const;
-export type RecordSortField = (typeof RECORD_SORT_FIELDS)[number];
-
-/** Values of `Metric`. */
-export const METRICS = ["IMPRESSIONS", "CLICKS", "SPEND", "CONVERSIONS", "REVENUE"] as const;
-export type Metric = (typeof METRICS)[number];
-
-/** Values of `Dimension`. */
-export const DIMENSIONS = [
-  "DATE_DAY",
-  "DATE_WEEK",
-  "DATE_MONTH",
-  "MARKET",
-  "DATA_SOURCE",
-  "CHANNEL",
-  "CAMPAIGN_ID",
-] as const;
-export type Dimension = (typeof DIMENSIONS)[number];
-
-/** `TOTAL_<metric>` field names, which are also aggregate sort fields. */
-export type TotalField = `TOTAL_${Metric}`;
-export type AggregateSortField = Dimension | TotalField;
-
-export type SortDirection = "ASC" | "DESC";
+export {
+  type AggregateSortField,
+  DIMENSIONS,
+  type Dimension,
+  METRICS,
+  type Metric,
+  RECORD_FIELDS,
+  RECORD_SORT_FIELDS,
+  type RecordField,
+  type RecordSortField,
+  type SortDirection,
+  type TotalField,
+} from "@mdq/contract";
 
 export interface SortEntry<Field extends string> {
   field: Field;

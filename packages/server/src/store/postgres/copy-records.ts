@@ -5,27 +5,18 @@
  */
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { RECORD_COLUMNS } from "@mdq/contract";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import type { StoredRecord } from "../store.js";
 import { UNBOUNDED_QUERY } from "./postgres-pool.js";
 
-/** Columns of a staged record, in the order `encodeRecord` writes them. */
-export const STAGED_RECORD_COLUMNS = [
-  "record_id",
-  "date",
-  "market",
-  "data_source",
-  "channel",
-  "campaign_id",
-  "campaign_name",
-  "impressions",
-  "clicks",
-  "spend_e4",
-  "conversions_e4",
-  "revenue_e4",
-  "currency",
-] as const;
+const STORED_E4_COLUMNS: ReadonlySet<string> = new Set(["spend", "conversions", "revenue"]);
+
+/** Columns of a staged record, in the order `encodeRecord` writes them: amounts in 1e-4 units (`_e4`). */
+export const STAGED_RECORD_COLUMNS = RECORD_COLUMNS.map((column) =>
+  STORED_E4_COLUMNS.has(column) ? `${column}_e4` : column,
+);
 
 /** Rows per chunk written to the socket (~20 KB of text). */
 const CHUNK_ROWS = 200;

@@ -1,0 +1,58 @@
+/**
+ * The checks a GraphQL request passes before execution, as one pipeline: parse (within the token
+ * limit) → validate (specified rules and query limits) → select the operation → coerce the
+ * variables. Each step gives its errors the catalogue code for what it found, so no code is ever
+ * chosen from graphql-js's message text.
+ */
+import { type DocumentNode, GraphQLError, type GraphQLSchema } from "graphql";
+import { LRUCache } from "lru-cache";
+import { parseDocument } from "./document-parsing.js";
+import { validateDocument } from "./document-validation.js";
+import { coerceVariables, selectOperation } from "./variable-coercion.js";
+
+export interface CheckedRequest {
+  query: string;
+  variables: Record<string, unknown> | undefined;
+  operationName: string | undefined;
+}
+
+/** Checks requests against one schema; `check` answers the errors refusing one, `[]` if none. */
+export interface RequestChecks {
+  check(request: CheckedRequest): readonly GraphQLError[];
+}
+
+/**
+ * Request checks for `schema`. Documents that passed, and the errors of those that did not, are
+ * kept for `cacheSize` query strings each (two caches, so a flood of bad queries cannot evict the
+ * good ones), so a repeated query is parsed and validated once.
+ */
+export function requestChecks(schema: GraphQLSchema, cacheSize: number): RequestChecks {
+  const valid = new LRUCache<string, DocumentNode>({ max: cacheSize });
+  const refused = new LRUCache<string, readonly GraphQLError[]>({ max: cacheSize });
+
+  /** The document of `query` once parsed and validated, or the errors refusing it. */
+  function checkedDocument(query: string): { document: DocumentNode } | { errors: readonly GraphQLError[] } {
+    const document = valid.get(query);
+    if (document) return { document };
+    const known = refused.get(query);
+    if (known) return { errors: known };
+    const parsed = parseDocument(query);
+    const errors = parsed instanceof GraphQLError ? [parsed] : validateDocument(schema, parsed);
+    if (errors.length > 0 || parsed instanceof GraphQLError) {
+      refused.set(query, errors);
+      return { errors };
+    }
+    valid.set(query, parsed);
+    return { document: parsed };
+  }
+
+  return {
+    check({ query, variables, operationName }) {
+      const checked = checkedDocument(query);
+      if ("errors" in checked) return checked.errors;
+      const operation = selectOperation(checked.document, operationName);
+      if (operation instanceof GraphQLError) return [operation];
+      return coerceVariables(schema, operation, variables);
+    },
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * The rule catalogue of a records file (CONTRACT §4, docs/load-format.md): the canonical columns,
+ * the vocabularies they draw from and, per column, the rules a value must pass. A rule runs either
+ * as SQL over every row or in TypeScript once per distinct value (`record-checks.ts` runs them).
+ */
+import {
+  CURRENCY_CODES,
+  DATA_SOURCE_PATTERN,
+  isCalendarDate,
+  isCurrencyCode,
+  MARKET_CODES,
+  RECORD_COLUMNS,
+  type RecordColumn,
+} from "@mdq/contract";
+import { quoteValue } from "./load-errors.js";
+
+export { MARKET_CODES, RECORD_COLUMNS, type RecordColumn };
+
+/** A data source or channel id (the contract's pattern). */
+export const ID_PATTERN = DATA_SOURCE_PATTERN;
+const MAX_COUNT = "2147483647";
+const MAX_AMOUNT = "100000000000000";
+
+/** A rule run in SQL over every row: `bad(x)` is true for a bad non-empty value `x`. */
+export interface SqlRule {
+  kind: "sql";
+  bad: (value: string) => string;
+  message: (value: string) => string;
+}
+
+/** A rule run in TypeScript once per distinct value of the column. */
+export interface ValueRule {
+  kind: "value";
+  valid: (value: string) => boolean;
+  message: (value: string) => string;
+}
+
+/** A rule of a column. */
+export type Rule = SqlRule | ValueRule;
+
+const intPart = (x: string) => `ltrim(split_part(${x}, '.', 1), '0')`;
+
+const maxLength = (limit: number): SqlRule => ({
+  kind: "sql",
+  bad: (x) => `length(${x}) > ${limit}`,
+  message: (value) => `longer than ${limit} characters (${value.length})`,
+});
+
+/** Control characters other than tab, line feed and carriage return (U+0000–U+001F). */
+const noControlCharacters: SqlRule = {
+  kind: "sql",
+  bad: (x) => `regexp_matches(${x}, '[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f]')`,
+  message: (value) => {
+    const code = [...value]
+      .map((char) => char.codePointAt(0)!)
+      .find((point) => point < 0x20 && ![9, 10, 13].includes(point));
+    return `contains a control character (U+${(code ?? 0).toString(16).toUpperCase().padStart(4, "0")})`;
+  },
+};
+
+const idRule = (what: string): ValueRule => ({
+  kind: "value",
+  valid: (value) => ID_PATTERN.test(value),
+  message: (value) =>
+    `${quoteValue(value)} is not a ${what} id: lower-case letters, digits, "_", "." and "-", ` +
+    "starting with a letter or digit, at most 64 characters",
+});
+
+const countRules: Rule[] = [
+  {
+    kind: "sql",
+    bad: (x) => `NOT regexp_full_match(${x}, '[0-9]+(\\.0+)?')`,
+    message: (value) =>
+      /^-\d/.test(value) ? `${quoteValue(value)} is negative` : `${quoteValue(value)} is not a whole number`,
+  },
+  {
+    kind: "sql",
+    // The cheap `length(x) >= 10` first: only long values need the exact test.
+    bad: (x) =>
+      `length(${x}) >= 10 AND (length(${intPart(x)}) > 10
+        OR (length(${intPart(x)}) = 10 AND ${intPart(x)} > '${MAX_COUNT}'))`,
+    message: (value) => `${quoteValue(value)} is greater than ${MAX_COUNT}`,
+  },
+];
+
+const amountRules: Rule[] = [
+  {
+    kind: "sql",
+    // Digits beyond the fourth decimal place are accepted only when they are zeros.
+    bad: (x) => `NOT regexp_full_match(${x}, '[0-9]+(\\.[0-9]{1,4}0*)?')`,
+    message: (value) => {
+      if (/^-\d/.test(value)) return `${quoteValue(value)} is negative`;
+      if (/^\d+\.\d+$/.test(value)) return `${quoteValue(value)} has more than 4 decimal places`;
+      return `${quoteValue(value)} is not a decimal number (digits, optionally "." and up to 4 decimals)`;
+    },
+  },
+  {
+    kind: "sql",
+    bad: (x) =>
+      `strpos(${x} || '.', '.') > 15 AND (length(${intPart(x)}) > 15
+        OR (length(${intPart(x)}) = 15 AND (${intPart(x)} > '${MAX_AMOUNT}'
+          OR rtrim(split_part(${x}, '.', 2), '0') <> '')))`,
+    message: (value) => `${quoteValue(value)} is greater than ${MAX_AMOUNT} (10^14)`,
+  },
+];
+
+/** The rules of each column, after "the value is present". */
+export const COLUMN_RULES: Record<RecordColumn, Rule[]> = {
+  record_id: [maxLength(128), noControlCharacters],
+  date: [
+    {
+      kind: "value",
+      valid: isCalendarDate,
+      message: (value) => `${quoteValue(value)} is not a calendar day written YYYY-MM-DD`,
+    },
+  ],
+  market: [
+    {
+      kind: "value",
+      valid: (value) => MARKET_CODES.has(value),
+      message: (value) =>
+        `${quoteValue(value)} is not an ISO 3166-1 alpha-2 country code (upper case, e.g. "GB")`,
+    },
+  ],
+  data_source: [idRule("data source")],
+  channel: [idRule("channel")],
+  campaign_id: [maxLength(128), noControlCharacters],
+  campaign_name: [maxLength(256), noControlCharacters],
+  impressions: countRules,
+  clicks: countRules,
+  spend: amountRules,
+  conversions: amountRules,
+  revenue: amountRules,
+  currency: [
+    {
+      kind: "value",
+      valid: isCurrencyCode,
+      message: (value) => `${quoteValue(value)} is not a supported currency (${CURRENCY_CODES.join(", ")})`,
+    },
+  ],
+};
+
+/** The columns holding decimal amounts. */
+export const AMOUNT_COLUMNS = new Set<RecordColumn>(["spend", "conversions", "revenue"]);
+
+/** Amounts read from binary floating point (JSON numbers, Parquet DOUBLE) must fit in 15 digits. */
+export const floatPrecisionRule = (isFloat: string): SqlRule => ({
+  kind: "sql",
+  bad: (x) => `(${isFloat}) AND length(trim(replace(${x}, '.', ''), '0')) > 15`,
+  message: (value) =>
+    `${quoteValue(value)} has more than 15 significant digits, more than a binary floating-point ` +
+    "number holds exactly; write it as a string",
+});
+
+/** The columns that identify a record when the file gives no record id. */
+export const NATURAL_KEY: RecordColumn[] = ["date", "market", "data_source", "campaign_id"];

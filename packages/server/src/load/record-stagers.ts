@@ -1,0 +1,224 @@
+/**
+ * The format stagers of a records file: each reads CSV, NDJSON or Parquet into the scratch
+ * database as one relation `staged` (row_index, canonical VARCHAR columns), resolving the file's
+ * column names through the mapping, and says how rows map back to line numbers.
+ */
+
+import type { LoadFormat } from "@mdq/contract";
+import {
+  csvFieldColumn,
+  csvRecordLines,
+  describeColumns,
+  quoteIdentifier,
+  readCsvHeader,
+  readCsvRows,
+  readTextLines,
+  type Scratch,
+  sqlString,
+} from "./file-staging.js";
+import { type LoadPosition, type LoadProblem, RecordsFileError } from "./load-errors.js";
+import { AMOUNT_COLUMNS, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
+
+/** File formats `mdq load` reads. */
+export type RecordsFileFormat = LoadFormat;
+
+/** What a format's stager leaves behind: a relation `staged` (row_index, canonical VARCHAR columns). */
+export interface Staged {
+  columns: Set<RecordColumn>;
+  position: LoadPosition;
+  /** The line (or row) number of each 0-based row index. */
+  lines(rowIndexes: number[]): Promise<number[]>;
+  /** A whole-row problem (NDJSON: the line is not a JSON object), checked before columns. */
+  rowRule?: { bad: string; message: string };
+  /** Per amount column, an SQL boolean telling whether the value came from a binary float. */
+  floatSources: Partial<Record<RecordColumn, string>>;
+}
+
+/** Stages one file format. */
+export type Stager = (
+  scratch: Scratch,
+  path: string,
+  mapping: Partial<Record<string, string>>,
+) => Promise<Staged>;
+
+/** The stager of each format. */
+export const STAGERS: Record<RecordsFileFormat, Stager> = {
+  async csv(scratch, path, mapping) {
+    const header = await readCsvHeader(path);
+    if (!Array.isArray(header)) throw new RecordsFileError(path, [header]);
+    if (header.length === 1 && /[;\t|]/.test(header[0]!)) {
+      throw new RecordsFileError(path, [
+        { line: 1, message: "the header has a single column: fields must be separated by commas" },
+      ]);
+    }
+    const resolved = resolveColumns(
+      header.map((name, index) => ({ name, column: csvFieldColumn(index) })),
+      mapping,
+    );
+    if (resolved.problems.length > 0) {
+      throw new RecordsFileError(
+        path,
+        resolved.problems.map((problem) => ({ ...problem, line: 1 })),
+      );
+    }
+    const structural = await readCsvRows(scratch.connection, path, "file_rows", header.length);
+    if (structural.length > 0) {
+      const rowCount = await countTable(scratch, "file_rows");
+      throw new RecordsFileError(path, structural, { rowCount: rowCount + structural.length });
+    }
+    const select = [...resolved.columns].map(([column, field]) => `${field} AS ${column}`);
+    await scratch.connection.run(
+      `CREATE VIEW staged AS SELECT rowid AS row_index, ${select.join(", ")} FROM file_rows`,
+    );
+    let recordLines: number[] | undefined;
+    return {
+      columns: new Set(resolved.columns.keys()),
+      position: "line",
+      async lines(rowIndexes) {
+        recordLines ??= await csvRecordLines(path);
+        return rowIndexes.map((index) => recordLines![index] ?? index + 2);
+      },
+      floatSources: {},
+    };
+  },
+
+  async ndjson(scratch, path, mapping) {
+    const structural = await readTextLines(scratch.connection, path, "file_lines");
+    if (structural.length > 0) throw new RecordsFileError(path, structural);
+    const keys = new Map<RecordColumn, string>(
+      RECORD_COLUMNS.map((column) => [column, mapping[column] ?? column]),
+    );
+    // Amounts are read as raw JSON so that a JSON number can be told from a JSON string.
+    const structure: Record<string, string> = {};
+    for (const [column, key] of keys) {
+      structure[key] = AMOUNT_COLUMNS.has(column) && structure[key] !== "VARCHAR" ? "JSON" : "VARCHAR";
+    }
+    const select: string[] = [];
+    const floatSources: Partial<Record<RecordColumn, string>> = {};
+    for (const [column, key] of keys) {
+      const field = `v[${sqlString(key)}]`;
+      if (structure[key] === "JSON") {
+        select.push(
+          `CASE WHEN ${field} IS NULL OR ${field} = 'null' THEN NULL
+            WHEN starts_with(${field}, '"') THEN ${field} ->> '$' ELSE CAST(${field} AS VARCHAR) END AS ${column}`,
+          `${field} IS NOT NULL AND NOT starts_with(${field}, '"') AS ${column}__float`,
+        );
+        floatSources[column] = `${column}__float`;
+      } else {
+        select.push(`${field} AS ${column}`);
+      }
+    }
+    await scratch.connection.run(
+      `CREATE TABLE staged AS SELECT row_index, v IS NULL AS not_object, ${select.join(", ")}
+        FROM (SELECT rowid AS row_index,
+                CASE WHEN starts_with(ltrim(line), '{') THEN TRY(from_json(line, $1)) END AS v
+              FROM file_lines WHERE line IS NOT NULL AND trim(line) <> '')`,
+      [JSON.stringify(structure)],
+    );
+    await scratch.connection.run("DROP TABLE file_lines");
+    const { present, objectCount } = await presentColumns(scratch, [...keys.keys()]);
+    const missing = RECORD_COLUMNS.filter((column) => column !== "record_id" && !present.has(column));
+    if (missing.length > 0 && objectCount > 0) {
+      throw new RecordsFileError(
+        path,
+        missing.map((column) => ({
+          line: 0,
+          column,
+          message: `no record has a value for ${describeKey(column, keys.get(column)!)}`,
+        })),
+      );
+    }
+    return {
+      // When no line is an object, each line gets its own "not a JSON object" problem.
+      columns: objectCount > 0 ? present : new Set(RECORD_COLUMNS.filter((c) => c !== "record_id")),
+      position: "line",
+      lines: async (rowIndexes) => rowIndexes.map((index) => index + 1),
+      rowRule: { bad: "not_object", message: "the line is not a JSON object" },
+      floatSources,
+    };
+  },
+
+  async parquet(scratch, path, mapping) {
+    const fileColumns = await describeColumns(scratch.connection, "SELECT * FROM read_parquet($1)", [path]);
+    const resolved = resolveColumns(
+      fileColumns.map(({ name }) => ({ name, column: quoteIdentifier(name) })),
+      mapping,
+    );
+    if (resolved.problems.length > 0) {
+      throw new RecordsFileError(path, resolved.problems, { position: "row" });
+    }
+    const types = new Map(fileColumns.map(({ name, type }) => [quoteIdentifier(name), type]));
+    const floatSources: Partial<Record<RecordColumn, string>> = {};
+    const select = [...resolved.columns].map(([column, field]) => {
+      if (AMOUNT_COLUMNS.has(column) && /^(DOUBLE|FLOAT|REAL)$/.test(types.get(field) ?? "")) {
+        floatSources[column] = "true";
+      }
+      return `CAST(${field} AS VARCHAR) AS ${column}`;
+    });
+    await scratch.connection.run(
+      `CREATE TABLE staged AS SELECT file_row_number AS row_index, ${select.join(", ")}
+        FROM read_parquet($1, file_row_number = true)`,
+      [path],
+    );
+    return {
+      columns: new Set(resolved.columns.keys()),
+      position: "row",
+      lines: async (rowIndexes) => rowIndexes.map((index) => index + 1),
+      floatSources,
+    };
+  },
+};
+
+function describeKey(column: RecordColumn, key: string): string {
+  return key === column ? `"${column}"` : `"${key}" (mapped to ${column})`;
+}
+
+/**
+ * Matches the file's column names (ignoring case) to the canonical columns, through the mapping.
+ * Returns canonical column → SQL expression of the file's column, and a problem per missing column.
+ */
+function resolveColumns(
+  fileColumns: { name: string; column: string }[],
+  mapping: Partial<Record<string, string>>,
+): { columns: Map<RecordColumn, string>; problems: LoadProblem[] } {
+  const byName = new Map<string, string>();
+  for (const { name, column } of fileColumns) {
+    const key = name.trim().toLowerCase();
+    if (!byName.has(key)) byName.set(key, column);
+  }
+  const columns = new Map<RecordColumn, string>();
+  const problems: LoadProblem[] = [];
+  for (const column of RECORD_COLUMNS) {
+    const wanted = mapping[column] ?? column;
+    const found = byName.get(wanted.trim().toLowerCase());
+    if (found !== undefined) columns.set(column, found);
+    else if (column !== "record_id" || mapping[column] !== undefined) {
+      problems.push({ line: 0, column, message: `missing column ${describeKey(column, wanted)}` });
+    }
+  }
+  return { columns, problems };
+}
+
+/** The NDJSON keys that hold a value in at least one record, and how many lines are objects. */
+async function presentColumns(
+  scratch: Scratch,
+  columns: RecordColumn[],
+): Promise<{ present: Set<RecordColumn>; objectCount: number }> {
+  const counts = columns.map((column) => `count(${column}) AS ${column}`);
+  const reader = await scratch.connection.runAndReadAll(
+    `SELECT count_if(NOT not_object) AS object_count, ${counts.join(", ")} FROM staged`,
+  );
+  const row = reader.getRowObjectsJS()[0] ?? {};
+  return {
+    present: new Set(columns.filter((column) => Number(row[column]) > 0)),
+    objectCount: Number(row["object_count"]),
+  };
+}
+
+async function countTable(scratch: Scratch, relation: string): Promise<number> {
+  const reader = await scratch.connection.runAndReadAll(`SELECT count(*) AS n FROM ${relation}`);
+  return Number(reader.getRowObjectsJS()[0]?.["n"] ?? 0);
+}
+
+/** The number of staged rows. */
+export const countRows = (scratch: Scratch) => countTable(scratch, "staged");
