@@ -51,11 +51,13 @@ describe("mdq-client as a process", () => {
       const answer = JSON.parse(json.stdout);
       const lastProcessedAt = answer.lastProcessedAt;
       assert.match(lastProcessedAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      assert.match(answer.dataVersion, /^uk\.\d+$/);
       assert.deepEqual(answer, {
         status: "READY",
         lastProcessedAt,
         date: region.today,
         availableThrough: region.lastDay,
+        dataVersion: answer.dataVersion,
       });
       assert.equal(json.stderr, "");
 

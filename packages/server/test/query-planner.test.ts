@@ -61,10 +61,10 @@ describe("the query planner", () => {
   it("writes placeholders in the dialect it is given: `?` for DuckDB, `$n` for PostgreSQL", () => {
     const duck = planDataVersion(SCOPE, DUCKDB_DIALECT);
     const postgres = planDataVersion(SCOPE, POSTGRES_DIALECT);
-    assert.equal((duck.sql.match(/\?/g) ?? []).length, 3);
+    assert.equal((duck.sql.match(/\?/g) ?? []).length, 4);
     assert.ok(!duck.sql.includes("$1"));
-    assert.ok(postgres.sql.includes("$1") && postgres.sql.includes("$3") && !postgres.sql.includes("?"));
-    assert.deepEqual(duck.params, [SCOPE.brandId, SCOPE.to, SCOPE.from]);
+    assert.ok(postgres.sql.includes("$1") && postgres.sql.includes("$4") && !postgres.sql.includes("?"));
+    assert.deepEqual(duck.params, [SCOPE.brandId, SCOPE.from, SCOPE.to, SCOPE.to]);
     assert.deepEqual(postgres.params, duck.params);
   });
 
