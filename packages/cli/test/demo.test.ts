@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { freePort } from "./support/free-port.js";
+import { freePort } from "@mdq/test-support";
 
 const MDQ = fileURLToPath(new URL("../src/main.js", import.meta.url));
 const run = promisify(execFile);

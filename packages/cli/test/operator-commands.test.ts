@@ -12,8 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { freePort } from "./support/free-port.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { createTestDatabase, freePort, type TestDatabase } from "@mdq/test-support";
 
 const MDQ = fileURLToPath(new URL("../src/main.js", import.meta.url));
 const run = promisify(execFile);
@@ -132,7 +131,7 @@ for (const engine of ["duckdb", "postgres"] as const)
       const storeEnv: NodeJS.ProcessEnv = {};
       if (engine === "postgres") {
         database = await createTestDatabase("operator");
-        storeEnv["MDQ_DATABASE_URL"] = database.url();
+        storeEnv["MDQ_DATABASE_URL"] = database.url;
         const migrated = await mdq(["migrate"], { env: storeEnv });
         assert.equal(migrated.code, 0, migrated.stderr);
       }

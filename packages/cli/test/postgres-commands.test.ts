@@ -8,10 +8,16 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePort } from "./support/free-port.js";
-import { graphqlCall, tokenCall } from "./support/http-call.js";
-import { connectTo, createTestDatabase, type TestDatabase } from "./support/postgres.js";
-import { runMdq, startServe } from "./support/service-process.js";
+import {
+  connectTo,
+  createTestDatabase,
+  freePort,
+  graphqlCall,
+  runMdq,
+  startServe,
+  type TestDatabase,
+  tokenCall,
+} from "@mdq/test-support";
 
 const SECRET_PASSWORD = "pa55-w0rd-never-printed";
 
@@ -27,7 +33,7 @@ describe("mdq migrate", () => {
   });
 
   it("applies the migrations once, then reports the schema current", async () => {
-    const env = { MDQ_DATABASE_URL: database.url() };
+    const env = { MDQ_DATABASE_URL: database.url };
     const first = await runMdq(["migrate", "--json"], env);
     assert.equal(first.code, 0, first.stderr);
     const applied = JSON.parse(first.stdout) as { applied: string[]; current: number };
@@ -80,7 +86,7 @@ describe("mdq migrate", () => {
     const work = await mkdtemp(join(tmpdir(), "mdq-unmigrated-"));
     try {
       await assert.rejects(
-        startServe(work, { MDQ_DATABASE_URL: empty.url() }, { timeoutMs: 10_000 }),
+        startServe(work, { MDQ_DATABASE_URL: empty.url }, { timeoutMs: 10_000 }),
         /mdq migrate/,
       );
     } finally {
@@ -105,7 +111,7 @@ describe("mdq demo on PostgreSQL", () => {
   });
 
   it("seeds an empty database, which mdq serve then serves through the real token and GraphQL path", async () => {
-    const env = { MDQ_DATABASE_URL: database.url() };
+    const env = { MDQ_DATABASE_URL: database.url };
     const credentialsFile = join(work, "creds.json");
     const seeded = await runMdq(
       ["demo", "--seed-only", "--days", "20", "--data", join(work, "demo"), "--credentials", credentialsFile],
@@ -148,7 +154,7 @@ describe("mdq demo on PostgreSQL", () => {
   it("refuses a database that already holds brands (exit 2) and changes nothing", async () => {
     const again = await runMdq(
       ["demo", "--seed-only", "--data", join(work, "again"), "--credentials", join(work, "again.json")],
-      { MDQ_DATABASE_URL: database.url() },
+      { MDQ_DATABASE_URL: database.url },
     );
     assert.equal(again.code, 2, again.stderr);
     assert.equal(

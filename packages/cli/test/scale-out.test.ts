@@ -14,18 +14,24 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePort } from "./support/free-port.js";
-import { graphqlCall, httpCall, tokenCall } from "./support/http-call.js";
-import { type Nginx, startNginx } from "./support/nginx.js";
 import {
   connectTo,
   createTestDatabase,
+  freePort,
+  graphqlCall,
+  httpCall,
+  type Nginx,
   POSTGRES_HOST,
   POSTGRES_PORT,
+  runMdq,
+  type ServeProcess,
+  startNginx,
+  startServe,
+  startTcpGate,
+  type TcpGate,
   type TestDatabase,
-} from "./support/postgres.js";
-import { runMdq, type ServeProcess, startServe } from "./support/service-process.js";
-import { startTcpGate, type TcpGate } from "./support/tcp-gate.js";
+  tokenCall,
+} from "@mdq/test-support";
 
 const RATE_LIMIT = 100;
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";
@@ -95,7 +101,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     }`;
     env = {
       MDQ_REGION: region,
-      MDQ_DATABASE_URL: database.url(postgresGate.address),
+      MDQ_DATABASE_URL: database.urlVia(postgresGate.address),
       MDQ_REDIS_URL: `redis://${redisGate.address}`,
       MDQ_AUTH_URL: publicUrl,
       MDQ_BASE_URL: publicUrl,

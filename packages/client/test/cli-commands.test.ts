@@ -8,9 +8,18 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type CliRun, cliEnv, runCli, serviceQuery, startCli } from "./cli-region.js";
-import { type FaultProxy, graphqlError, startFaultProxy } from "./support/fault-proxy.js";
-import { type RunningService, startService } from "./support/service.js";
+import {
+  type CliRun,
+  cliEnv,
+  type FaultProxy,
+  graphqlError,
+  type RunningService,
+  runCli,
+  serviceQuery,
+  startCli,
+  startFaultProxy,
+  startService,
+} from "@mdq/test-support";
 
 function shift(day: string, days: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);

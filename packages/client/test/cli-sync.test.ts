@@ -10,10 +10,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StoredRecord } from "@mdq/server";
+import {
+  type CliRun,
+  cliEnv,
+  killWhen,
+  type RunningService,
+  runCli,
+  serviceQuery,
+  startCli,
+  startService,
+} from "@mdq/test-support";
 import { parquetReadObjects } from "hyparquet";
 import type { SyncCheckpoint } from "../src/cli/checkpoint.js";
-import { type CliRun, cliEnv, killWhen, runCli, serviceQuery, startCli } from "./cli-region.js";
-import { type RunningService, startService } from "./support/service.js";
 
 const FIELDS = [
   "recordId",

@@ -1,6 +1,6 @@
 /** The MDQ service package: build a region's service, its store, and its configuration. */
 
-export { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from "./admin/admin-token.js";
+export { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin/admin-token.js";
 export type { AppView, BrandStatus } from "./admin/region-admin.js";
 export { addDays, isCalendarDate, todayIn } from "./calendar.js";
 export { CONFIG_ENV, ConfigError, type ConfigInput, loadConfig, type ServiceConfig } from "./config.js";

@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { CURRENCY_CODES } from "../src/currencies.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";

@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { demoRecords, planDemo } from "../src/demo/demo-data.js";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
-import { type GraphQLResponse, startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const DAYS = 120;
 const DIMENSIONS = "DATE_DAY DATE_WEEK DATE_MONTH MARKET DATA_SOURCE CHANNEL CAMPAIGN_ID";

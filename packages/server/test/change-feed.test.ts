@@ -8,19 +8,24 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { decodeProtectedHeader } from "jose";
-import type { Service } from "../src/server.js";
-import { deleteKeys, REDIS_HOST, REDIS_PORT, REDIS_URL, uniqueRegion } from "./support/redis.js";
 import {
   adminCall,
+  deleteKeys,
   graphqlOn,
+  REDIS_HOST,
+  REDIS_PORT,
+  REDIS_URL,
   requestToken,
   type SharedRegion,
   startSharedRegion,
+  startTcpGate,
+  type TcpGate,
   tokenFrom,
+  uniqueRegion,
   within,
-} from "./support/shared-region.js";
-import { startTcpGate, type TcpGate } from "./support/tcp-gate.js";
+} from "@mdq/test-support";
+import { decodeProtectedHeader } from "jose";
+import type { Service } from "../src/server.js";
 
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";
 const RECORDS_IN = `query($c: ID!, $from: Date!, $to: Date!, $m: [String!]) {

@@ -6,16 +6,18 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { Service } from "../src/server.js";
-import { deleteKeys, REDIS_URL, uniqueRegion } from "./support/redis.js";
 import {
   basicOf,
+  deleteKeys,
   graphqlOn,
+  REDIS_URL,
   requestToken,
   type SharedRegion,
   startSharedRegion,
   tokenFrom,
-} from "./support/shared-region.js";
+  uniqueRegion,
+} from "@mdq/test-support";
+import type { Service } from "../src/server.js";
 
 const RATE_LIMIT = 40;
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {

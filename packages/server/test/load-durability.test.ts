@@ -14,8 +14,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import { DUCKDB_FILE } from "../src/store/duckdb/duckdb-store.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 /** `mdq serve`, as an operator starts it (packages/cli, built beside this package). */
 const MDQ = fileURLToPath(new URL("../../../cli/dist/src/main.js", import.meta.url));

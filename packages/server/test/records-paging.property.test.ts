@@ -11,10 +11,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import fc from "fast-check";
 import { type DemoBrandPlan, demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const DAYS = 120;
 const RECORD_RUNS = 40;

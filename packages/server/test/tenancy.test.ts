@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { demoRecords, planDemo } from "../src/demo/demo-data.js";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
-import { type GraphQLResponse, startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const DAYS = 120;
 const UNGRANTED_ACME_MARKETS = ["ES", "IT", "NL"];

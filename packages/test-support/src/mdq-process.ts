@@ -8,8 +8,11 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
 
-/** The compiled `mdq` entry point. */
-export const MDQ = fileURLToPath(new URL("../../src/main.js", import.meta.url));
+/**
+ * The compiled `mdq` entry point, found from the workspace's `@mdq/cli` package at run time (a
+ * compile-time import would make this package depend on the CLI it tests).
+ */
+export const MDQ = fileURLToPath(import.meta.resolve("@mdq/cli/dist/src/main.js"));
 
 const run = promisify(execFile);
 

@@ -3,6 +3,7 @@
  * several clients at once, as a rate limit keyed by client address sees them.
  */
 import { request } from "node:http";
+import { basicOf, TOKEN_REQUEST_BODY } from "./inject-calls.js";
 
 export interface HttpAnswer {
   status: number;
@@ -72,16 +73,13 @@ export function tokenCall(
   secret: string,
   extra: Omit<HttpCall, "body" | "method"> = {},
 ): Promise<HttpAnswer> {
-  const basic = Buffer.from(`${encodeURIComponent(appClientId)}:${encodeURIComponent(secret)}`).toString(
-    "base64",
-  );
   return httpCall(`${authUrl}/oauth2/token`, {
     ...extra,
     headers: {
-      authorization: `Basic ${basic}`,
+      authorization: basicOf({ appClientId, appClientSecret: secret }),
       "content-type": "application/x-www-form-urlencoded",
       ...extra.headers,
     },
-    body: "grant_type=client_credentials&scope=api_data%2Fread",
+    body: TOKEN_REQUEST_BODY,
   });
 }
