@@ -4,25 +4,10 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { freePort } from "@mdq/test-support";
+import { freePort, MDQ, runMdq } from "@mdq/test-support";
 
-const MDQ = fileURLToPath(new URL("../src/main.js", import.meta.url));
 const run = promisify(execFile);
-
-/** Runs `mdq` to completion; resolves with its exit code and output. */
-async function mdq(args: string[], env: NodeJS.ProcessEnv = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MDQ, ...args], {
-      env: { ...process.env, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe("mdq demo", () => {
   let work: string;
@@ -118,7 +103,7 @@ describe("mdq demo", () => {
     const foreign = join(work, "foreign");
     await run("mkdir", ["-p", foreign]);
     await writeFile(join(foreign, "precious.txt"), "keep me");
-    const result = await mdq([
+    const result = await runMdq([
       "demo",
       "--seed-only",
       "--data",
@@ -134,19 +119,19 @@ describe("mdq demo", () => {
 
 describe("mdq serve configuration", () => {
   it("names the bad key and exits 2", async () => {
-    const result = await mdq(["serve"], { MDQ_PORT: "port-four-thousand" });
+    const result = await runMdq(["serve"], { MDQ_PORT: "port-four-thousand" });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /MDQ_PORT/);
   });
 
   it("exits 2 on an unknown option", async () => {
-    const result = await mdq(["serve", "--no-such-flag"]);
+    const result = await runMdq(["serve", "--no-such-flag"]);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /unknown option '--no-such-flag'/);
   });
 
   it("rejects an unknown time zone by its variable", async () => {
-    const result = await mdq(["serve"], { MDQ_TIME_ZONE: "Mars/Olympus" });
+    const result = await runMdq(["serve"], { MDQ_TIME_ZONE: "Mars/Olympus" });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /MDQ_TIME_ZONE/);
   });

@@ -11,6 +11,7 @@ import { after, before, describe, it } from "node:test";
 import {
   connectTo,
   createTestDatabase,
+  daysAgo,
   freePort,
   graphqlCall,
   runMdq,
@@ -135,7 +136,7 @@ describe("mdq demo on PostgreSQL", () => {
       );
       assert.equal(readiness.status, 200, readiness.body);
       assert.equal(JSON.parse(readiness.body).data.marketingDataReadiness.status, "READY");
-      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const yesterday = daysAgo(1);
       const records = await graphqlCall(
         serve.url,
         token,

@@ -17,6 +17,7 @@ import { after, before, describe, it } from "node:test";
 import {
   connectTo,
   createTestDatabase,
+  daysAgo,
   freePort,
   graphqlCall,
   httpCall,
@@ -137,9 +138,8 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
       proxyPort,
       instances.map((instance) => instance.port),
     );
-    const today = new Date();
-    to = new Date(today.getTime() - 86_400_000).toISOString().slice(0, 10);
-    from = new Date(today.getTime() - 10 * 86_400_000).toISOString().slice(0, 10);
+    to = daysAgo(1);
+    from = daysAgo(10);
   });
 
   after(async () => {

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
   adminCall,
+  daysAgo,
   deleteKeys,
   graphqlOn,
   REDIS_HOST,
@@ -38,10 +39,6 @@ function demoApp(region: SharedRegion, appClientId: string) {
   const app = region.credentials.apps.find((entry) => entry.appClientId === appClientId);
   if (!app) throw new Error(`no demo app ${appClientId}`);
   return app;
-}
-
-function daysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
 }
 
 async function jwksKids(service: Service): Promise<string[]> {

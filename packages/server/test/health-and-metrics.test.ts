@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
   basicOf,
+  daysAgo,
   deleteKeys,
   graphqlOn,
   REDIS_URL,
@@ -26,10 +27,6 @@ const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
 const AGGREGATE = `query($c: ID!, $from: Date!, $to: Date!) {
   marketingAggregate(clientId: $c, dateRange: {from: $from, to: $to}, metrics: [CLICKS], groupBy: [MARKET]) { MARKET }
 }`;
-
-function daysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
-}
 
 async function scrape(service: Service): Promise<string> {
   const response = await service.adminApp.inject({ method: "GET", url: "/metrics" });

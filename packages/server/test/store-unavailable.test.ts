@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   createTestDatabase,
+  daysAgo,
   graphqlOn,
   POSTGRES_HOST,
   POSTGRES_PORT,
@@ -38,10 +39,6 @@ const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
 }`;
 const STORE_MESSAGE =
   "the service cannot reach its database right now; retry after the number of seconds in Retry-After";
-
-function daysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
-}
 
 /** Nothing internal leaks: no stack frame, no connection string, no host of the database. */
 function assertNothingLeaks(response: LightMyRequestResponse): void {

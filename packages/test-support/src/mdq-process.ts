@@ -28,11 +28,16 @@ export interface MdqResult {
   stderr: string;
 }
 
-/** Runs `mdq` to completion; resolves with its exit code and output. */
-export async function runMdq(args: string[], env: NodeJS.ProcessEnv = {}): Promise<MdqResult> {
+/** Runs `mdq` to completion (in `cwd`, if given); resolves with its exit code and output. */
+export async function runMdq(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cwd?: string } = {},
+): Promise<MdqResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, [MDQ, ...args], {
       env: environment(env),
+      cwd: options.cwd,
       maxBuffer: 64 * 1024 * 1024,
     });
     return { code: 0, stdout, stderr };
