@@ -7,44 +7,30 @@ import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { CURRENCY_CODES } from "../src/currencies.js";
-import {
-  admin,
-  adminError,
-  byRecordId,
-  csvLine,
-  days,
-  expectStatus,
-  HEADER,
-  load,
-  newBrand,
-  readAll,
-  rec,
-  storedRows,
-  useAdminRegion,
-  work,
-  writeFileIn,
-  writeRecords,
-} from "./admin-harness.js";
+import * as harness from "./admin-harness.js";
 
 describe("admin API", () => {
-  useAdminRegion();
+  harness.useAdminRegion();
 
   describe("loads", () => {
-    let brand: Awaited<ReturnType<typeof newBrand>>;
+    let brand: Awaited<ReturnType<typeof harness.newBrand>>;
     /** What the brand holds after the first load: days 1–3. */
-    const initial = days(1, 3);
+    const initial = harness.days(1, 3);
 
     before(async () => {
-      brand = await newBrand("brand-loads");
-      expectStatus(await load(brand.brandId, await writeRecords("initial.csv", initial)), 200);
+      brand = await harness.newBrand("brand-loads");
+      harness.expectStatus(
+        await harness.load(brand.brandId, await harness.writeRecords("initial.csv", initial)),
+        200,
+      );
     });
 
     it("answers a load with its summary, and GraphQL then returns exactly the loaded rows", async () => {
-      const fresh = await newBrand("brand-first-load");
-      const records = days(5, 2);
-      const path = await writeRecords("first-load.csv", records);
-      const body = expectStatus<Record<string, unknown>>(
-        await load(fresh.brandId, path, { processingDate: "2020-03-07" }),
+      const fresh = await harness.newBrand("brand-first-load");
+      const records = harness.days(5, 2);
+      const path = await harness.writeRecords("first-load.csv", records);
+      const body = harness.expectStatus<Record<string, unknown>>(
+        await harness.load(fresh.brandId, path, { processingDate: "2020-03-07" }),
         200,
       );
       assert.match(String(body["loadId"]), /^load_[0-9a-f]{16}$/);
@@ -52,30 +38,33 @@ describe("admin API", () => {
         { ...body, loadId: "" },
         { loadId: "", rows: 24, days: 2, from: "2020-03-05", to: "2020-03-06", processingDate: "2020-03-07" },
       );
-      assert.deepEqual(await readAll(fresh.brandId, fresh.token), byRecordId(records));
-      assert.equal(await storedRows(fresh.brandId), 24);
+      assert.deepEqual(await harness.readAll(fresh.brandId, fresh.token), harness.byRecordId(records));
+      assert.equal(await harness.storedRows(fresh.brandId), 24);
     });
 
     it("reloading the same file leaves exactly the same rows, not doubled (idempotent)", async () => {
-      const path = await writeRecords("reload.csv", initial);
-      const first = await readAll(brand.brandId, brand.token);
-      assert.deepEqual(first, byRecordId(initial));
+      const path = await harness.writeRecords("reload.csv", initial);
+      const first = await harness.readAll(brand.brandId, brand.token);
+      assert.deepEqual(first, harness.byRecordId(initial));
       for (let attempt = 0; attempt < 2; attempt += 1) {
-        const body = expectStatus<{ rows: number; days: number }>(await load(brand.brandId, path), 200);
+        const body = harness.expectStatus<{ rows: number; days: number }>(
+          await harness.load(brand.brandId, path),
+          200,
+        );
         assert.equal(body.rows, initial.length);
-        assert.deepEqual(await readAll(brand.brandId, brand.token), first);
-        assert.equal(await storedRows(brand.brandId), initial.length);
+        assert.deepEqual(await harness.readAll(brand.brandId, brand.token), first);
+        assert.equal(await harness.storedRows(brand.brandId), initial.length);
       }
     });
 
     it("reloading one day with fewer, changed rows replaces that day exactly and leaves the other days alone", async () => {
-      const before = await readAll(brand.brandId, brand.token);
+      const before = await harness.readAll(brand.brandId, brand.token);
       const dayTwo = [
-        rec("2020-03-02", "DE", "meta_ads", "c-9", 7),
-        rec("2020-03-02", "GB", "google_ads", "c-1", 3),
+        harness.rec("2020-03-02", "DE", "meta_ads", "c-9", 7),
+        harness.rec("2020-03-02", "GB", "google_ads", "c-1", 3),
       ];
-      const body = expectStatus<Record<string, unknown>>(
-        await load(brand.brandId, await writeRecords("day-two.csv", dayTwo)),
+      const body = harness.expectStatus<Record<string, unknown>>(
+        await harness.load(brand.brandId, await harness.writeRecords("day-two.csv", dayTwo)),
         200,
       );
       assert.deepEqual(
@@ -83,19 +72,25 @@ describe("admin API", () => {
         { rows: 2, days: 1, from: "2020-03-02", to: "2020-03-02" },
       );
       try {
-        const expected = byRecordId([...before.filter((record) => record.date !== "2020-03-02"), ...dayTwo]);
-        assert.deepEqual(await readAll(brand.brandId, brand.token), expected);
-        assert.equal(await storedRows(brand.brandId), expected.length);
+        const expected = harness.byRecordId([
+          ...before.filter((record) => record.date !== "2020-03-02"),
+          ...dayTwo,
+        ]);
+        assert.deepEqual(await harness.readAll(brand.brandId, brand.token), expected);
+        assert.equal(await harness.storedRows(brand.brandId), expected.length);
       } finally {
         // Back to the initial state for the other tests.
-        expectStatus(await load(brand.brandId, await writeRecords("restore.csv", initial)), 200);
+        harness.expectStatus(
+          await harness.load(brand.brandId, await harness.writeRecords("restore.csv", initial)),
+          200,
+        );
       }
-      assert.deepEqual(await readAll(brand.brandId, brand.token), byRecordId(initial));
+      assert.deepEqual(await harness.readAll(brand.brandId, brand.token), harness.byRecordId(initial));
     });
 
     /** Good rows that would change the brand's data (a changed day 1 and a new day 4), then `bad`. */
-    const changes = [...days(1, 1, 5), ...days(4, 1, 5)];
-    const goodLines = changes.map(csvLine);
+    const changes = [...harness.days(1, 1, 5), ...harness.days(4, 1, 5)];
+    const goodLines = changes.map(harness.csvLine);
     const line = (fields: Partial<Record<string, string>>) => {
       const base: Record<string, string> = {
         record_id: "bad-1",
@@ -112,11 +107,11 @@ describe("admin API", () => {
         revenue: "2.00",
         currency: "EUR",
       };
-      return HEADER.split(",")
+      return harness.HEADER.split(",")
         .map((column) => fields[column] ?? base[column])
         .join(",");
     };
-    const csv = (...bad: string[]) => [HEADER, ...goodLines, ...bad].join("\n");
+    const csv = (...bad: string[]) => [harness.HEADER, ...goodLines, ...bad].join("\n");
     /** The line of the first bad row: the header, then the good rows. */
     const firstBad = goodLines.length + 2;
 
@@ -212,7 +207,7 @@ describe("admin API", () => {
       {
         name: "a missing required column (line 1)",
         file: "no-spend.csv",
-        content: () => [HEADER.replace(",spend", ""), line({}).replace(",1.00,", ",")].join("\n"),
+        content: () => [harness.HEADER.replace(",spend", ""), line({}).replace(",1.00,", ",")].join("\n"),
         details: [{ line: 1, column: "spend", message: 'missing column "spend"' }],
       },
       {
@@ -306,7 +301,7 @@ describe("admin API", () => {
       {
         name: "a header and no records",
         file: "header-only.csv",
-        content: () => `${HEADER}\n`,
+        content: () => `${harness.HEADER}\n`,
         details: [{ line: 0, message: "the file holds no records" }],
       },
       {
@@ -351,8 +346,8 @@ describe("admin API", () => {
         name: "a Parquet row with a bad market (numbered by row)",
         file: "records.parquet",
         content: async () => {
-          const source = await writeFileIn("parquet-source.csv", csv(line({ market: "XK" })));
-          const target = join(work, "records.parquet");
+          const source = await harness.writeFileIn("parquet-source.csv", csv(line({ market: "XK" })));
+          const target = join(harness.work, "records.parquet");
           const instance = await DuckDBInstance.create(":memory:");
           const connection = await instance.connect();
           await connection.run(
@@ -382,38 +377,45 @@ describe("admin API", () => {
 
     for (const badFile of cases) {
       it(`rejects ${badFile.name} with 422 INVALID_FILE and line numbers, and changes nothing`, async () => {
-        const before = await readAll(brand.brandId, brand.token);
-        const rows = await storedRows(brand.brandId);
+        const before = await harness.readAll(brand.brandId, brand.token);
+        const rows = await harness.storedRows(brand.brandId);
         assert.ok(before.some((record) => record.date === "2020-03-01"));
-        const path = await writeFileIn(badFile.file, await badFile.content());
-        const response = await load(brand.brandId, path, badFile.extra);
+        const path = await harness.writeFileIn(badFile.file, await badFile.content());
+        const response = await harness.load(brand.brandId, path, badFile.extra);
         const count = badFile.details.length === 20 ? 25 : badFile.details.length;
         assert.deepEqual(
-          expectStatus(response, 422),
-          adminError("INVALID_FILE", `${count} problem(s) in ${path}; nothing was changed`, badFile.details),
+          harness.expectStatus(response, 422),
+          harness.adminError(
+            "INVALID_FILE",
+            `${count} problem(s) in ${path}; nothing was changed`,
+            badFile.details,
+          ),
         );
-        assert.deepEqual(await readAll(brand.brandId, brand.token), before);
-        assert.equal(await storedRows(brand.brandId), rows);
+        assert.deepEqual(await harness.readAll(brand.brandId, brand.token), before);
+        assert.equal(await harness.storedRows(brand.brandId), rows);
       });
     }
 
     it("rejects a missing file with 422 INVALID_FILE on line 0, and changes nothing", async () => {
-      const path = join(work, "does-not-exist.csv");
+      const path = join(harness.work, "does-not-exist.csv");
       assert.deepEqual(
-        expectStatus(await load(brand.brandId, path), 422),
-        adminError("INVALID_FILE", `1 problem(s) in ${path}; nothing was changed`, [
+        harness.expectStatus(await harness.load(brand.brandId, path), 422),
+        harness.adminError("INVALID_FILE", `1 problem(s) in ${path}; nothing was changed`, [
           { line: 0, message: `no such file: ${path}` },
         ]),
       );
-      assert.deepEqual(await readAll(brand.brandId, brand.token), byRecordId(initial));
+      assert.deepEqual(await harness.readAll(brand.brandId, brand.token), harness.byRecordId(initial));
     });
 
     it("rejects a record id already used on a day the load leaves alone, and changes nothing", async () => {
-      const clash = { ...rec("2020-03-05", "GB", "google_ads", "c-7"), recordId: initial[0]!.recordId };
-      const path = await writeRecords("clash.csv", [...days(2, 1, 9), clash]);
+      const clash = {
+        ...harness.rec("2020-03-05", "GB", "google_ads", "c-7"),
+        recordId: initial[0]!.recordId,
+      };
+      const path = await harness.writeRecords("clash.csv", [...harness.days(2, 1, 9), clash]);
       assert.deepEqual(
-        expectStatus(await load(brand.brandId, path), 422),
-        adminError(
+        harness.expectStatus(await harness.load(brand.brandId, path), 422),
+        harness.adminError(
           "INVALID_FILE",
           `record_id already used on a day this load does not replace: ${clash.recordId} (2020-03-01); nothing was changed`,
           [
@@ -425,33 +427,43 @@ describe("admin API", () => {
           ],
         ),
       );
-      assert.deepEqual(await readAll(brand.brandId, brand.token), byRecordId(initial));
+      assert.deepEqual(await harness.readAll(brand.brandId, brand.token), harness.byRecordId(initial));
     });
 
     it("refuses a relative path, an unknown brand, a bad format or a bad processingDate without loading", async () => {
-      const path = await writeRecords("valid.csv", days(9, 1));
-      const refusals: [Record<string, unknown>, number, ReturnType<typeof adminError>][] = [
+      const path = await harness.writeRecords("valid.csv", harness.days(9, 1));
+      const refusals: [Record<string, unknown>, number, ReturnType<typeof harness.adminError>][] = [
         [
           { brandId: brand.brandId, path: "valid.csv" },
           400,
-          adminError("BAD_INPUT", "path must be an absolute path of a file on the service's machine"),
+          harness.adminError("BAD_INPUT", "path must be an absolute path of a file on the service's machine"),
         ],
-        [{ brandId: "no-such-brand", path }, 404, adminError("NOT_FOUND", 'no brand "no-such-brand"')],
+        [
+          { brandId: "no-such-brand", path },
+          404,
+          harness.adminError("NOT_FOUND", 'no brand "no-such-brand"'),
+        ],
         [
           { brandId: brand.brandId, path, format: "xlsx" },
           400,
-          adminError("BAD_INPUT", "format must be csv, ndjson or parquet"),
+          harness.adminError("BAD_INPUT", "format must be csv, ndjson or parquet"),
         ],
         [
           { brandId: brand.brandId, path, processingDate: "2020-02-30" },
           400,
-          adminError("BAD_INPUT", 'processingDate must be a real day written YYYY-MM-DD; got "2020-02-30"'),
+          harness.adminError(
+            "BAD_INPUT",
+            'processingDate must be a real day written YYYY-MM-DD; got "2020-02-30"',
+          ),
         ],
       ];
       for (const [body, status, error] of refusals) {
-        assert.deepEqual(expectStatus(await admin("POST", "/admin/loads", body), status), error);
+        assert.deepEqual(
+          harness.expectStatus(await harness.admin("POST", "/admin/loads", body), status),
+          error,
+        );
       }
-      assert.deepEqual(await readAll(brand.brandId, brand.token), byRecordId(initial));
+      assert.deepEqual(await harness.readAll(brand.brandId, brand.token), harness.byRecordId(initial));
     });
   });
 });

@@ -7,21 +7,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { MARKET_CODES } from "../src/load/records-file.js";
-import {
-  csvLine,
-  dir,
-  duckdb,
-  GOOD,
-  HEADER,
-  problemsOf,
-  readAll,
-  rejection,
-  useFixtureDir,
-  write,
-} from "./records-file-fixtures.js";
+import * as fixtures from "./records-file-fixtures.js";
 
 describe("readRecordsFile", () => {
-  useFixtureDir();
+  fixtures.useFixtureDir();
 
   describe("row rules", () => {
     const cases: { column: string; value: string; message: string }[] = [
@@ -104,11 +93,11 @@ describe("readRecordsFile", () => {
     ];
     for (const { column, value, message } of cases) {
       it(`rejects ${column} ${JSON.stringify(value.length > 20 ? `${value.slice(0, 20)}…` : value)} on its line`, async () => {
-        const path = await write(
+        const path = await fixtures.write(
           "csv",
-          `${HEADER}\n${csvLine()}\n${csvLine({ record_id: "r-2", campaign_id: "c-2", [column]: value })}\n`,
+          `${fixtures.HEADER}\n${fixtures.csvLine()}\n${fixtures.csvLine({ record_id: "r-2", campaign_id: "c-2", [column]: value })}\n`,
         );
-        const error = await rejection(path);
+        const error = await fixtures.rejection(path);
         assert.deepEqual(error.errors, [{ line: 3, column, message }]);
         assert.equal(error.rowCount, 2);
         assert.equal(error.errorCount, 1);
@@ -122,16 +111,16 @@ describe("readRecordsFile", () => {
     });
 
     it("reports every bad column of a row, in layout order, and each row on its own line", async () => {
-      const path = await write(
+      const path = await fixtures.write(
         "csv",
         [
-          HEADER,
-          csvLine({ currency: "usd", market: "XX", spend: "" }),
-          csvLine({ record_id: "r-2", campaign_id: "c-2" }),
-          csvLine({ record_id: "r-3", campaign_id: "c-3", clicks: "-2" }),
+          fixtures.HEADER,
+          fixtures.csvLine({ currency: "usd", market: "XX", spend: "" }),
+          fixtures.csvLine({ record_id: "r-2", campaign_id: "c-2" }),
+          fixtures.csvLine({ record_id: "r-3", campaign_id: "c-3", clicks: "-2" }),
         ].join("\n"),
       );
-      assert.deepEqual(await problemsOf(path), [
+      assert.deepEqual(await fixtures.problemsOf(path), [
         {
           line: 2,
           column: "market",
@@ -149,19 +138,19 @@ describe("readRecordsFile", () => {
     });
 
     it("numbers lines of the file, counting quoted new lines and blank lines", async () => {
-      const path = await write(
+      const path = await fixtures.write(
         "csv",
         [
-          HEADER,
-          csvLine({ campaign_name: "two\r\nlines" }),
+          fixtures.HEADER,
+          fixtures.csvLine({ campaign_name: "two\r\nlines" }),
           "",
-          csvLine({ record_id: "r-2", campaign_id: "c-2", campaign_name: "three\nlines\nhere" }),
+          fixtures.csvLine({ record_id: "r-2", campaign_id: "c-2", campaign_name: "three\nlines\nhere" }),
           "",
           "",
-          csvLine({ record_id: "r-3", campaign_id: "c-3", market: "ZZ" }),
+          fixtures.csvLine({ record_id: "r-3", campaign_id: "c-3", market: "ZZ" }),
         ].join("\r\n"),
       );
-      assert.deepEqual(await problemsOf(path), [
+      assert.deepEqual(await fixtures.problemsOf(path), [
         {
           line: 10,
           column: "market",
@@ -171,11 +160,11 @@ describe("readRecordsFile", () => {
     });
 
     it("reports the first 20 problems, counts them all, and says how many more there are", async () => {
-      const lines = [HEADER];
+      const lines = [fixtures.HEADER];
       for (let i = 0; i < 30; i += 1) {
-        lines.push(csvLine({ record_id: `r-${i}`, campaign_id: `c-${i}`, clicks: "x" }));
+        lines.push(fixtures.csvLine({ record_id: `r-${i}`, campaign_id: `c-${i}`, clicks: "x" }));
       }
-      const error = await rejection(await write("csv", lines.join("\n")));
+      const error = await fixtures.rejection(await fixtures.write("csv", lines.join("\n")));
       assert.equal(error.errors.length, 20);
       assert.deepEqual(error.errors[19], {
         line: 21,
@@ -194,33 +183,33 @@ describe("readRecordsFile", () => {
 
   describe("duplicate keys", () => {
     it("rejects a repeated record_id, naming the line of the first", async () => {
-      const path = await write(
+      const path = await fixtures.write(
         "csv",
         [
-          HEADER,
-          csvLine(),
-          csvLine({ record_id: "r-2", campaign_id: "c-2" }),
-          csvLine({ campaign_id: "c-3" }),
-          csvLine({ campaign_id: "c-4" }),
+          fixtures.HEADER,
+          fixtures.csvLine(),
+          fixtures.csvLine({ record_id: "r-2", campaign_id: "c-2" }),
+          fixtures.csvLine({ campaign_id: "c-3" }),
+          fixtures.csvLine({ campaign_id: "c-4" }),
         ].join("\n"),
       );
-      assert.deepEqual(await problemsOf(path), [
+      assert.deepEqual(await fixtures.problemsOf(path), [
         { line: 4, column: "record_id", message: 'duplicate record_id "r-1", first on line 2' },
         { line: 5, column: "record_id", message: 'duplicate record_id "r-1", first on line 2' },
       ]);
     });
 
     it("rejects a repeated (date, market, data_source, campaign_id) even with different record ids", async () => {
-      const path = await write(
+      const path = await fixtures.write(
         "csv",
         [
-          HEADER,
-          csvLine(),
-          csvLine({ record_id: "r-2", market: "FR" }),
-          csvLine({ record_id: "r-3", channel: "display", campaign_name: "Other" }),
+          fixtures.HEADER,
+          fixtures.csvLine(),
+          fixtures.csvLine({ record_id: "r-2", market: "FR" }),
+          fixtures.csvLine({ record_id: "r-3", channel: "display", campaign_name: "Other" }),
         ].join("\n"),
       );
-      assert.deepEqual(await problemsOf(path), [
+      assert.deepEqual(await fixtures.problemsOf(path), [
         {
           line: 4,
           message:
@@ -230,12 +219,14 @@ describe("readRecordsFile", () => {
     });
 
     it("rejects a repeated natural key when record ids are derived", async () => {
-      const columns = HEADER.split(",").slice(1);
-      const path = await write(
+      const columns = fixtures.HEADER.split(",").slice(1);
+      const path = await fixtures.write(
         "csv",
-        [columns.join(","), csvLine({}, columns), csvLine({ spend: "1" }, columns)].join("\n"),
+        [columns.join(","), fixtures.csvLine({}, columns), fixtures.csvLine({ spend: "1" }, columns)].join(
+          "\n",
+        ),
       );
-      assert.deepEqual(await problemsOf(path), [
+      assert.deepEqual(await fixtures.problemsOf(path), [
         {
           line: 3,
           message:
@@ -247,68 +238,80 @@ describe("readRecordsFile", () => {
 
   describe("file problems", () => {
     it("names each missing required column on the header line", async () => {
-      const columns = HEADER.split(",").filter((column) => !["spend", "currency"].includes(column));
-      const path = await write("csv", `${columns.join(",")}\n${csvLine({}, columns)}\n`);
-      assert.deepEqual(await problemsOf(path), [
+      const columns = fixtures.HEADER.split(",").filter((column) => !["spend", "currency"].includes(column));
+      const path = await fixtures.write("csv", `${columns.join(",")}\n${fixtures.csvLine({}, columns)}\n`);
+      assert.deepEqual(await fixtures.problemsOf(path), [
         { line: 1, column: "spend", message: 'missing column "spend"' },
         { line: 1, column: "currency", message: 'missing column "currency"' },
       ]);
     });
 
     it("names the file's column when a mapped column is missing, and refuses unknown mapping keys", async () => {
-      const path = await write("csv", `${HEADER}\n${csvLine()}\n`);
-      assert.deepEqual(await problemsOf(path, { mapping: { spend: "Cost" } }), [
+      const path = await fixtures.write("csv", `${fixtures.HEADER}\n${fixtures.csvLine()}\n`);
+      assert.deepEqual(await fixtures.problemsOf(path, { mapping: { spend: "Cost" } }), [
         { line: 1, column: "spend", message: 'missing column "Cost" (mapped to spend)' },
       ]);
-      assert.deepEqual(await problemsOf(path, { mapping: { cost: "spend" } }), [
+      assert.deepEqual(await fixtures.problemsOf(path, { mapping: { cost: "spend" } }), [
         { line: 0, message: 'the mapping names "cost", which is not a column of the layout' },
       ]);
     });
 
     it("rejects an empty file, a header without rows, and a missing file", async () => {
-      assert.deepEqual(await problemsOf(await write("csv", "")), [{ line: 0, message: "the file is empty" }]);
-      assert.deepEqual(await problemsOf(await write("csv", `${HEADER}\n`)), [
+      assert.deepEqual(await fixtures.problemsOf(await fixtures.write("csv", "")), [
+        { line: 0, message: "the file is empty" },
+      ]);
+      assert.deepEqual(await fixtures.problemsOf(await fixtures.write("csv", `${fixtures.HEADER}\n`)), [
         { line: 0, message: "the file holds no records" },
       ]);
-      const missing = join(dir, "missing.csv");
-      assert.deepEqual(await problemsOf(missing), [{ line: 0, message: `no such file: ${missing}` }]);
+      const missing = join(fixtures.dir, "missing.csv");
+      assert.deepEqual(await fixtures.problemsOf(missing), [
+        { line: 0, message: `no such file: ${missing}` },
+      ]);
     });
 
     it("rejects a file whose extension says no known format, or an unknown format", async () => {
-      const path = await write("xlsx", `${HEADER}\n${csvLine()}\n`);
-      assert.deepEqual(await problemsOf(path), [
+      const path = await fixtures.write("xlsx", `${fixtures.HEADER}\n${fixtures.csvLine()}\n`);
+      assert.deepEqual(await fixtures.problemsOf(path), [
         {
           line: 0,
           message:
             "cannot tell the format from the file name: use .csv, .ndjson, .jsonl or .parquet, or give the format",
         },
       ]);
-      assert.deepEqual(await problemsOf(path, { format: "xlsx" as "csv" }), [
+      assert.deepEqual(await fixtures.problemsOf(path, { format: "xlsx" as "csv" }), [
         { line: 0, message: 'unknown format "xlsx" (csv, ndjson or parquet)' },
       ]);
     });
 
     it("rejects a CSV that is not UTF-8 on the line of the first bad byte", async () => {
-      const text = `${HEADER}\n${csvLine()}\n${csvLine({ record_id: "r-2", campaign_id: "c-2", campaign_name: "Café" })}\n`;
-      const path = await write("csv", Buffer.from(text, "latin1"));
-      assert.deepEqual(await problemsOf(path), [
+      const text = `${fixtures.HEADER}\n${fixtures.csvLine()}\n${fixtures.csvLine({ record_id: "r-2", campaign_id: "c-2", campaign_name: "Café" })}\n`;
+      const path = await fixtures.write("csv", Buffer.from(text, "latin1"));
+      assert.deepEqual(await fixtures.problemsOf(path), [
         { line: 3, message: "not valid UTF-8 (save the file as UTF-8)" },
       ]);
     });
 
     it("says so when a CSV is not comma-separated", async () => {
-      const path = await write("csv", `${HEADER.replaceAll(",", ";")}\n${csvLine().replaceAll(",", ";")}\n`);
-      assert.deepEqual(await problemsOf(path), [
+      const path = await fixtures.write(
+        "csv",
+        `${fixtures.HEADER.replaceAll(",", ";")}\n${fixtures.csvLine().replaceAll(",", ";")}\n`,
+      );
+      assert.deepEqual(await fixtures.problemsOf(path), [
         { line: 1, message: "the header has a single column: fields must be separated by commas" },
       ]);
     });
 
     it("rejects CSV rows with the wrong number of fields, each on its line", async () => {
-      const path = await write(
+      const path = await fixtures.write(
         "csv",
-        [HEADER, csvLine(), `${csvLine({ record_id: "r-2" })},extra`, "r-3,2026-03-01,GB"].join("\n"),
+        [
+          fixtures.HEADER,
+          fixtures.csvLine(),
+          `${fixtures.csvLine({ record_id: "r-2" })},extra`,
+          "r-3,2026-03-01,GB",
+        ].join("\n"),
       );
-      const error = await rejection(path);
+      const error = await fixtures.rejection(path);
       assert.deepEqual(error.errors, [
         { line: 3, message: "expected 13 fields, found 14" },
         { line: 4, message: "expected 13 fields, found 3" },
@@ -319,17 +322,23 @@ describe("readRecordsFile", () => {
 
   describe("NDJSON problems", () => {
     it("numbers NDJSON lines including blank ones, and rejects lines that are not JSON objects", async () => {
-      const path = await write(
+      const path = await fixtures.write(
         "ndjson",
         [
-          JSON.stringify(GOOD),
+          JSON.stringify(fixtures.GOOD),
           "",
           "[1, 2]",
           "{not json",
-          JSON.stringify({ ...GOOD, record_id: "r-5", campaign_id: "c-5", clicks: -3, market: null }),
+          JSON.stringify({
+            ...fixtures.GOOD,
+            record_id: "r-5",
+            campaign_id: "c-5",
+            clicks: -3,
+            market: null,
+          }),
         ].join("\n"),
       );
-      assert.deepEqual(await problemsOf(path), [
+      assert.deepEqual(await fixtures.problemsOf(path), [
         { line: 3, message: "the line is not a JSON object" },
         { line: 4, message: "the line is not a JSON object" },
         { line: 5, column: "market", message: "missing value" },
@@ -339,8 +348,8 @@ describe("readRecordsFile", () => {
 
     it("rejects a JSON number amount with more digits than a float holds, but accepts it as a string", async () => {
       const base = `{"date":"2026-03-01","market":"GB","data_source":"google_ads","channel":"search","campaign_id":"c-1","campaign_name":"n","impressions":1,"clicks":1,"conversions":0,"revenue":0,"currency":"EUR"`;
-      const path = await write("ndjson", `${base},"spend":1234567890123.4567}\n`);
-      assert.deepEqual(await problemsOf(path), [
+      const path = await fixtures.write("ndjson", `${base},"spend":1234567890123.4567}\n`);
+      assert.deepEqual(await fixtures.problemsOf(path), [
         {
           line: 1,
           column: "spend",
@@ -348,14 +357,16 @@ describe("readRecordsFile", () => {
             '"1234567890123.4568" has more than 15 significant digits, more than a binary floating-point number holds exactly; write it as a string',
         },
       ]);
-      const asString = await readAll(await write("ndjson", `${base},"spend":"1234567890123.4567"}\n`));
+      const asString = await fixtures.readAll(
+        await fixtures.write("ndjson", `${base},"spend":"1234567890123.4567"}\n`),
+      );
       assert.equal(asString.records[0]!.spendE4, 12345678901234567n);
     });
 
     it("names a required key no record has", async () => {
-      const { currency: _, ...withoutCurrency } = GOOD;
-      const path = await write("ndjson", `${JSON.stringify(withoutCurrency)}\n`);
-      assert.deepEqual(await problemsOf(path, { mapping: { spend: "cost" } }), [
+      const { currency: _, ...withoutCurrency } = fixtures.GOOD;
+      const path = await fixtures.write("ndjson", `${JSON.stringify(withoutCurrency)}\n`);
+      assert.deepEqual(await fixtures.problemsOf(path, { mapping: { spend: "cost" } }), [
         { line: 0, column: "spend", message: 'no record has a value for "cost" (mapped to spend)' },
         { line: 0, column: "currency", message: 'no record has a value for "currency"' },
       ]);
@@ -364,15 +375,15 @@ describe("readRecordsFile", () => {
 
   describe("Parquet problems", () => {
     it("numbers Parquet problems by row and says so", async () => {
-      const path = join(dir, "bad.parquet");
-      await duckdb(`COPY (SELECT 'r-' || i AS record_id, '2026-03-01' AS date,
+      const path = join(fixtures.dir, "bad.parquet");
+      await fixtures.duckdb(`COPY (SELECT 'r-' || i AS record_id, '2026-03-01' AS date,
           CASE WHEN i = 3 THEN 'UK' ELSE 'GB' END AS market, 'google_ads' AS data_source, 'search' AS channel,
           'c-' || i AS campaign_id, 'n' AS campaign_name, 1 AS impressions, 1 AS clicks,
           CASE WHEN i = 2 THEN CAST(0.1 AS DOUBLE) + CAST(0.2 AS DOUBLE)
             WHEN i = 4 THEN CAST(1234567890123.4567 AS DOUBLE) ELSE 1.5 END AS spend,
           0 AS conversions, 0 AS revenue, 'EUR' AS currency
         FROM range(1, 5) t(i) ORDER BY i) TO '${path}' (FORMAT parquet)`);
-      const error = await rejection(path);
+      const error = await fixtures.rejection(path);
       assert.equal(error.position, "row");
       assert.deepEqual(error.errors, [
         { line: 2, column: "spend", message: '"0.30000000000000004" has more than 4 decimal places' },
@@ -395,9 +406,9 @@ describe("readRecordsFile", () => {
     });
 
     it("names missing Parquet columns and rejects a file that is not Parquet", async () => {
-      const path = join(dir, "narrow.parquet");
-      await duckdb(`COPY (SELECT 'GB' AS market) TO '${path}' (FORMAT parquet)`);
-      const problems = await problemsOf(path);
+      const path = join(fixtures.dir, "narrow.parquet");
+      await fixtures.duckdb(`COPY (SELECT 'GB' AS market) TO '${path}' (FORMAT parquet)`);
+      const problems = await fixtures.problemsOf(path);
       assert.deepEqual(
         problems.map((problem) => problem.column),
         [
@@ -415,7 +426,9 @@ describe("readRecordsFile", () => {
         ],
       );
       assert.deepEqual(problems[0], { line: 0, column: "date", message: 'missing column "date"' });
-      const notParquet = await problemsOf(await write("parquet", `${HEADER}\n${csvLine()}\n`));
+      const notParquet = await fixtures.problemsOf(
+        await fixtures.write("parquet", `${fixtures.HEADER}\n${fixtures.csvLine()}\n`),
+      );
       assert.equal(notParquet.length, 1);
       assert.equal(notParquet[0]!.line, 0);
       assert.match(notParquet[0]!.message, /^cannot read the file as parquet: /);
