@@ -5,7 +5,7 @@
  * through the proxy, and each fault injected for real: PostgreSQL unreachable and slow, Redis
  * unreachable, an instance killed under load, SIGTERM draining in-flight requests.
  *
- * PostgreSQL and Redis are reached through TCP gates (support/tcp-gate.ts) so a test can cut
+ * PostgreSQL and Redis are reached through TCP gates (@mdq/test-support's tcp-gate.ts) so a test can cut
  * them off from the service without stopping the machine's servers that other tests use.
  */
 import assert from "node:assert/strict";
