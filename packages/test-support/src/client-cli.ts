@@ -14,6 +14,7 @@ import type { RunningService } from "./running-service.js";
  */
 export const CLI_MAIN = fileURLToPath(new URL("./cli/main.js", import.meta.resolve("mdq-client")));
 
+/** How an `mdq-client` run ended, with everything it printed. */
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -1,4 +1,4 @@
-/** Calendar days for test data: the service's own day arithmetic, and days counted back from today (UTC). */
+/** Calendar days for test data: the service's own day arithmetic, and days back from today (UTC). */
 import { addDays } from "@mdq/server";
 
 export { addDays };

@@ -5,12 +5,14 @@
 import { request } from "node:http";
 import { basicOf, TOKEN_REQUEST_BODY } from "./inject-calls.js";
 
+/** A whole HTTP answer. */
 export interface HttpAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
 }
 
+/** One request to send with `httpCall`. */
 export interface HttpCall {
   method?: "GET" | "POST";
   headers?: Record<string, string>;

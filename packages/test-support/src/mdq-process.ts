@@ -22,6 +22,7 @@ export function environment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** How an `mdq` run ended, with everything it printed. */
 export interface MdqResult {
   code: number;
   stdout: string;
@@ -47,6 +48,7 @@ export async function runMdq(
   }
 }
 
+/** A running `mdq serve` child process. */
 export interface ServeProcess {
   url: string;
   port: number;

@@ -16,6 +16,7 @@ import {
   todayIn,
 } from "@mdq/server";
 
+/** How much demo data to seed, and where. */
 export interface SeedOptions {
   /** Prefix of the temporary data directory's name. */
   prefix: string;
@@ -25,6 +26,7 @@ export interface SeedOptions {
   scale?: number;
 }
 
+/** A seeded store in its data directory, with the configuration it was seeded for. */
 export interface SeededRegion {
   /** The input the configuration was loaded from (test defaults, then the caller's). */
   configInput: ConfigInput;

@@ -18,6 +18,7 @@ import {
 import type { LightMyRequestResponse } from "fastify";
 import { seedRegion } from "./seeded-region.js";
 
+/** Options of `startSharedRegion`. */
 export interface SharedRegionOptions {
   /** Configuration of every instance (region, redisUrl, authCacheSeconds, ...). */
   config?: ConfigInput;
@@ -27,6 +28,7 @@ export interface SharedRegionOptions {
   wrapStore?: (store: Store) => Store;
 }
 
+/** One seeded region whose instances share its store and data directory. */
 export interface SharedRegion {
   config: ServiceConfig;
   store: Store;

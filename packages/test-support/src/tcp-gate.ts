@@ -8,8 +8,10 @@
 import { once } from "node:events";
 import { connect, createServer, type Server, type Socket } from "node:net";
 
+/** What the gate does with connections now. */
 export type GateState = "open" | "blocked" | "stalled" | "frozen";
 
+/** A gate in front of a TCP server, and the switches that fail it. */
 export interface TcpGate {
   /** `host:port` to hand to the service instead of the real one. */
   readonly address: string;

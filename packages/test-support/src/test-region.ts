@@ -7,11 +7,13 @@ import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import { basicOf, graphqlOn, requestToken, tokenFrom } from "./inject-calls.js";
 import { seedRegion } from "./seeded-region.js";
 
+/** Configuration of the region, and how many data days to seed. */
 export interface TestRegionOptions extends ConfigInput {
   /** Data days ending yesterday; default 120. */
   days?: number;
 }
 
+/** A GraphQL answer: status, headers and the parsed body. */
 export interface GraphQLResponse {
   status: number;
   headers: LightMyRequestResponse["headers"];
@@ -27,6 +29,7 @@ export interface GraphQLResponse {
   };
 }
 
+/** A seeded region in this process, and calls to it through Fastify inject. */
 export interface TestRegion {
   service: Service;
   credentials: DemoCredentials;
