@@ -4,26 +4,10 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { freePort } from "./support/free-port.js";
+import { freePort, MDQ, runMdq } from "@mdq/test-support";
 
-const MDQ = fileURLToPath(new URL("../src/main.js", import.meta.url));
 const run = promisify(execFile);
-
-/** Runs `mdq` to completion (in `cwd`, default this process's); resolves with its exit code and output. */
-async function mdq(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MDQ, ...args], {
-      env: { ...process.env, ...env },
-      ...(cwd === undefined ? {} : { cwd }),
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe("mdq demo", () => {
   let work: string;
@@ -134,7 +118,7 @@ describe("mdq demo", () => {
 
   it("refuses a second demo on the directory in use (exit 2), leaving the first demo and its credentials intact", async () => {
     const credentials = await readFile(join(work, "creds.json"), "utf8");
-    const second = await mdq(
+    const second = await runMdq(
       [
         "demo",
         "--port",
@@ -145,7 +129,7 @@ describe("mdq demo", () => {
         join(work, "creds.json"),
       ],
       {},
-      work,
+      { cwd: work },
     );
     assert.equal(second.code, 2);
     assert.equal(
@@ -165,7 +149,7 @@ describe("mdq demo", () => {
   });
 
   it("is found by mdq status run beside it, with no --data (./data/demo-uk when ./data/uk is absent)", async () => {
-    const status = await mdq(["status", "--json"], { MDQ_DATA_DIR: "", MDQ_REGION: "" }, work);
+    const status = await runMdq(["status", "--json"], { MDQ_DATA_DIR: "", MDQ_REGION: "" }, { cwd: work });
     assert.equal(status.code, 0, status.stderr);
     const answer = JSON.parse(status.stdout);
     assert.equal(answer.region, "uk");
@@ -179,7 +163,7 @@ describe("mdq demo", () => {
     const foreign = join(work, "foreign");
     await run("mkdir", ["-p", foreign]);
     await writeFile(join(foreign, "precious.txt"), "keep me");
-    const result = await mdq([
+    const result = await runMdq([
       "demo",
       "--seed-only",
       "--data",
@@ -195,19 +179,19 @@ describe("mdq demo", () => {
 
 describe("mdq serve configuration", () => {
   it("names the bad key and exits 2", async () => {
-    const result = await mdq(["serve"], { MDQ_PORT: "port-four-thousand" });
+    const result = await runMdq(["serve"], { MDQ_PORT: "port-four-thousand" });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /MDQ_PORT/);
   });
 
   it("exits 2 on an unknown option", async () => {
-    const result = await mdq(["serve", "--no-such-flag"]);
+    const result = await runMdq(["serve", "--no-such-flag"]);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /unknown option '--no-such-flag'/);
   });
 
   it("rejects an unknown time zone by its variable", async () => {
-    const result = await mdq(["serve"], { MDQ_TIME_ZONE: "Mars/Olympus" });
+    const result = await runMdq(["serve"], { MDQ_TIME_ZONE: "Mars/Olympus" });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /MDQ_TIME_ZONE/);
   });

@@ -14,7 +14,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { addDays, type DemoCredentials } from "@mdq/server";
-import { freePort } from "./support/free-port.js";
+import { freePort } from "@mdq/test-support";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 const run = promisify(execFile);

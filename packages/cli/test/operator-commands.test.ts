@@ -5,52 +5,35 @@
  * token never printed.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import type { AppView } from "@mdq/server";
-import { freePort } from "./support/free-port.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
-
-const MDQ = fileURLToPath(new URL("../src/main.js", import.meta.url));
-const run = promisify(execFile);
+import {
+  createTestDatabase,
+  environment,
+  freePort,
+  MDQ,
+  type MdqResult,
+  runMdq,
+  type TestDatabase,
+} from "@mdq/test-support";
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const RECORDS_HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
 
-/** The test's environment without the caller's MDQ_* settings, plus `extra`. */
-function environment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("MDQ_")));
-  return { ...env, ...extra };
-}
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Everything every `mdq` run printed, to check that the admin token never appears. */
 const transcript: string[] = [];
 
 /** Runs `mdq` to completion in `cwd`; resolves with its exit code and output. */
-async function mdq(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Result> {
-  let result: Result;
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MDQ, ...args], {
-      env: environment(options.env),
-      cwd: options.cwd,
-    });
-    result = { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    result = { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+async function mdq(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<MdqResult> {
+  const result = await runMdq(args, options.env, options);
   transcript.push(result.stdout, result.stderr);
   return result;
 }
@@ -67,7 +50,7 @@ async function mdqFails(
   code: number,
   args: string[],
   options?: { env?: NodeJS.ProcessEnv },
-): Promise<Result> {
+): Promise<MdqResult> {
   const result = await mdq(args, options);
   assert.equal(result.code, code, `mdq ${args.join(" ")}: ${result.stdout}${result.stderr}`);
   assert.equal(result.stdout, "", "a failed command prints nothing on stdout");
@@ -125,7 +108,7 @@ for (const engine of ["duckdb", "postgres"] as const)
       const storeEnv: NodeJS.ProcessEnv = {};
       if (engine === "postgres") {
         database = await createTestDatabase("operator");
-        storeEnv["MDQ_DATABASE_URL"] = database.url();
+        storeEnv["MDQ_DATABASE_URL"] = database.url;
         const migrated = await mdq(["migrate"], { env: storeEnv });
         assert.equal(migrated.code, 0, migrated.stderr);
       }

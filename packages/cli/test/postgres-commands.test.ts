@@ -8,10 +8,17 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePort } from "./support/free-port.js";
-import { graphqlCall, tokenCall } from "./support/http-call.js";
-import { connectTo, createTestDatabase, type TestDatabase } from "./support/postgres.js";
-import { runMdq, startServe } from "./support/service-process.js";
+import {
+  connectTo,
+  createTestDatabase,
+  daysAgo,
+  freePort,
+  graphqlCall,
+  runMdq,
+  startServe,
+  type TestDatabase,
+  tokenCall,
+} from "@mdq/test-support";
 
 const SECRET_PASSWORD = "pa55-w0rd-never-printed";
 
@@ -27,7 +34,7 @@ describe("mdq migrate", () => {
   });
 
   it("applies the migrations once, then reports the schema current", async () => {
-    const env = { MDQ_DATABASE_URL: database.url() };
+    const env = { MDQ_DATABASE_URL: database.url };
     const first = await runMdq(["migrate", "--json"], env);
     assert.equal(first.code, 0, first.stderr);
     const applied = JSON.parse(first.stdout) as { applied: string[]; current: number };
@@ -80,7 +87,7 @@ describe("mdq migrate", () => {
     const work = await mkdtemp(join(tmpdir(), "mdq-unmigrated-"));
     try {
       await assert.rejects(
-        startServe(work, { MDQ_DATABASE_URL: empty.url() }, { timeoutMs: 10_000 }),
+        startServe(work, { MDQ_DATABASE_URL: empty.url }, { timeoutMs: 10_000 }),
         /mdq migrate/,
       );
     } finally {
@@ -105,7 +112,7 @@ describe("mdq demo on PostgreSQL", () => {
   });
 
   it("seeds an empty database, which mdq serve then serves through the real token and GraphQL path", async () => {
-    const env = { MDQ_DATABASE_URL: database.url() };
+    const env = { MDQ_DATABASE_URL: database.url };
     const credentialsFile = join(work, "creds.json");
     const seeded = await runMdq(
       ["demo", "--seed-only", "--days", "20", "--data", join(work, "demo"), "--credentials", credentialsFile],
@@ -129,7 +136,7 @@ describe("mdq demo on PostgreSQL", () => {
       );
       assert.equal(readiness.status, 200, readiness.body);
       assert.equal(JSON.parse(readiness.body).data.marketingDataReadiness.status, "READY");
-      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const yesterday = daysAgo(1);
       const records = await graphqlCall(
         serve.url,
         token,
@@ -146,7 +153,7 @@ describe("mdq demo on PostgreSQL", () => {
   });
 
   it("re-seeds its own database on a second run: the new secrets work, the old ones stop", async () => {
-    const env = { MDQ_DATABASE_URL: database.url() };
+    const env = { MDQ_DATABASE_URL: database.url };
     const first = JSON.parse(await readFile(join(work, "creds.json"), "utf8")) as DemoApps;
     const again = await runMdq(
       [
@@ -187,7 +194,7 @@ describe("mdq demo on PostgreSQL", () => {
   });
 
   it("refuses a database that holds other brands (exit 2) and changes nothing", async () => {
-    const env = { MDQ_DATABASE_URL: database.url() };
+    const env = { MDQ_DATABASE_URL: database.url };
     const serve = await startServe(join(work, "serve"), env);
     try {
       const created = await runMdq([

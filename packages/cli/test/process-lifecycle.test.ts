@@ -7,9 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { freePort } from "./support/free-port.js";
-import { createTestDatabase } from "./support/postgres.js";
-import { environment, MDQ, runMdq } from "./support/service-process.js";
+import { createTestDatabase, environment, freePort, MDQ, runMdq } from "@mdq/test-support";
 
 /** Starts `mdq args` with its stdout already closed by the reader, as `| head` leaves it. */
 function withClosedStdout(
@@ -95,12 +93,12 @@ describe("mdq serve on a taken port", () => {
     const database = await createTestDatabase("serve_taken");
     const holder = createServer();
     try {
-      assert.equal((await runMdq(["migrate"], { MDQ_DATABASE_URL: database.url() })).code, 0);
+      assert.equal((await runMdq(["migrate"], { MDQ_DATABASE_URL: database.url })).code, 0);
       await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
       const { port } = holder.address() as { port: number };
       const started = Date.now();
       const result = await runMdq(["serve", "--host", "127.0.0.1", "--port", String(port), "--data", work], {
-        MDQ_DATABASE_URL: database.url(),
+        MDQ_DATABASE_URL: database.url,
         MDQ_REDIS_URL: "redis://127.0.0.1:6379",
         // Warnings (a key-ring reload on the closed pool) are logged at every level but silent.
         MDQ_LOG_LEVEL: "info",

@@ -5,7 +5,7 @@
  * through the proxy, and each fault injected for real: PostgreSQL unreachable and slow, Redis
  * unreachable, an instance killed under load, SIGTERM draining in-flight requests.
  *
- * PostgreSQL and Redis are reached through TCP gates (support/tcp-gate.ts) so a test can cut
+ * PostgreSQL and Redis are reached through TCP gates (@mdq/test-support's tcp-gate.ts) so a test can cut
  * them off from the service without stopping the machine's servers that other tests use.
  */
 import assert from "node:assert/strict";
@@ -14,18 +14,25 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePort } from "./support/free-port.js";
-import { graphqlCall, httpCall, tokenCall } from "./support/http-call.js";
-import { type Nginx, startNginx } from "./support/nginx.js";
 import {
   connectTo,
   createTestDatabase,
+  daysAgo,
+  freePort,
+  graphqlCall,
+  httpCall,
+  type Nginx,
   POSTGRES_HOST,
   POSTGRES_PORT,
+  runMdq,
+  type ServeProcess,
+  startNginx,
+  startServe,
+  startTcpGate,
+  type TcpGate,
   type TestDatabase,
-} from "./support/postgres.js";
-import { runMdq, type ServeProcess, startServe } from "./support/service-process.js";
-import { startTcpGate, type TcpGate } from "./support/tcp-gate.js";
+  tokenCall,
+} from "@mdq/test-support";
 
 const RATE_LIMIT = 100;
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";
@@ -95,7 +102,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     }`;
     env = {
       MDQ_REGION: region,
-      MDQ_DATABASE_URL: database.url(postgresGate.address),
+      MDQ_DATABASE_URL: database.urlVia(postgresGate.address),
       MDQ_REDIS_URL: `redis://${redisGate.address}`,
       MDQ_AUTH_URL: publicUrl,
       MDQ_BASE_URL: publicUrl,
@@ -131,9 +138,8 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
       proxyPort,
       instances.map((instance) => instance.port),
     );
-    const today = new Date();
-    to = new Date(today.getTime() - 86_400_000).toISOString().slice(0, 10);
-    from = new Date(today.getTime() - 10 * 86_400_000).toISOString().slice(0, 10);
+    to = daysAgo(1);
+    from = daysAgo(10);
   });
 
   after(async () => {

@@ -8,13 +8,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type CliRun, cliEnv, runCli, serviceQuery, startCli } from "./cli-region.js";
-import { type FaultProxy, graphqlError, startFaultProxy } from "./support/fault-proxy.js";
-import { type RunningService, startService } from "./support/service.js";
-
-function shift(day: string, days: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
+import {
+  addDays,
+  type CliRun,
+  cliEnv,
+  type FaultProxy,
+  graphqlError,
+  type RunningService,
+  runCli,
+  serviceQuery,
+  startCli,
+  startFaultProxy,
+  startService,
+} from "@mdq/test-support";
 
 describe("mdq-client as a process", () => {
   let region: RunningService;
@@ -101,7 +107,7 @@ describe("mdq-client as a process", () => {
     });
 
     it("records prints the service's records as JSON, oldest day first, up to --limit", async () => {
-      const from = shift(region.lastDay, -2);
+      const from = addDays(region.lastDay, -2);
       const result = await run(["records", "--from", from, "--to", region.lastDay, "--limit", "3"]);
       assert.equal(result.code, 0, result.stderr);
       const expected = await serviceQuery(
@@ -120,7 +126,7 @@ describe("mdq-client as a process", () => {
     });
 
     it("aggregate prints the grouped dimensions and requested totals as JSON", async () => {
-      const from = shift(region.lastDay, -29);
+      const from = addDays(region.lastDay, -29);
       const result = await run([
         "aggregate",
         "--from",
@@ -168,7 +174,7 @@ describe("mdq-client as a process", () => {
     });
 
     it("sync --wait-ready exits 3 after --timeout while the processing date is unpublished, and syncs once it is published", async () => {
-      const tomorrow = shift(region.today, 1);
+      const tomorrow = addDays(region.today, 1);
       const out = join(dir, "ready.csv");
       const args = ["sync", "--from", region.lastDay, "--to", region.lastDay, "--out", out, "--wait-ready"];
       const started = Date.now();

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
-import { runCli, startCli } from "./cli-region.js";
+import { runCli, startCli } from "@mdq/test-support";
 
 const env = { PATH: process.env.PATH };
 

@@ -11,10 +11,19 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { RECORD_FIELDS } from "@mdq/contract";
 import type { StoredRecord } from "@mdq/server";
+import {
+  addDays,
+  type CliRun,
+  cliEnv,
+  killWhen,
+  type RunningService,
+  runCli,
+  serviceQuery,
+  startCli,
+  startService,
+} from "@mdq/test-support";
 import { parquetReadObjects } from "hyparquet";
 import type { SyncCheckpoint } from "../src/cli/checkpoint.js";
-import { type CliRun, cliEnv, killWhen, runCli, serviceQuery, startCli } from "./cli-region.js";
-import { type RunningService, startService } from "./support/service.js";
 
 /** RFC 4180 lines into rows of strings (quoted fields may hold commas, quotes and newlines). */
 function parseCsv(text: string): string[][] {
@@ -117,10 +126,6 @@ async function serviceTotalsOver(region: RunningService, windows: [string, strin
   return { rows, byMarket };
 }
 
-function shift(day: string, days: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
-
 // The tests write different files and read different brands' data: they run side by side.
 describe("mdq-client sync", { concurrency: true }, () => {
   let region: RunningService;
@@ -179,8 +184,8 @@ describe("mdq-client sync", { concurrency: true }, () => {
 
     // 120 days: the service answers at most 90 at a time.
     const expected = await serviceTotalsOver(region, [
-      [from, shift(from, 89)],
-      [shift(from, 90), to],
+      [from, addDays(from, 89)],
+      [addDays(from, 90), to],
     ]);
     const got = totalsOf(fromCsv);
     assert.ok(expected.rows > 4000, `only ${expected.rows} rows`);
@@ -320,7 +325,7 @@ describe("mdq-client sync", { concurrency: true }, () => {
     const { child, done } = startCli(["sync", "--from", from, "--to", to, "--out", out], env);
     await killWhen<SyncCheckpoint>(child, `${out}.checkpoint.json`, (checkpoint) => checkpoint.pages >= 1);
     await done;
-    const last30 = shift(to, -29);
+    const last30 = addDays(to, -29);
     const other = await runCli(["sync", "--from", last30, "--to", to, "--out", out], env);
     assert.equal(other.code, 0, other.stderr);
     assert.match(other.stderr, /is for another sync .*; starting afresh/);

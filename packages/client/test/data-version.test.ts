@@ -2,14 +2,20 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { StoredRecord } from "@mdq/server";
 import {
+  type FaultProxy,
+  type RunningService,
+  type SeenRequest,
+  startFaultProxy,
+  startService,
+} from "@mdq/test-support";
+import {
   addDays,
   type MarketingRecord,
   MdqClient,
   MdqClientError,
   type MdqClientEvent,
+  type MdqClientOptions,
 } from "../src/index.js";
-import { type FaultProxy, type SeenRequest, startFaultProxy } from "./support/fault-proxy.js";
-import { type RunningService, startService } from "./support/service.js";
 
 async function collect(client: MdqClient, from: string, to: string): Promise<MarketingRecord[]> {
   const rows: MarketingRecord[] = [];
@@ -50,13 +56,13 @@ function storedOf(record: MarketingRecord, change: Partial<StoredRecord> = {}): 
 }
 
 describe("a reload in the middle of a walk", { timeout: 60_000 }, () => {
-  let region: RunningService;
+  let region: RunningService<MdqClientOptions>;
   let proxy: FaultProxy;
   let direct: MdqClient;
   let brandId: string;
 
   before(async () => {
-    region = await startService({ days: 120, scale: 4 });
+    region = await startService<MdqClientOptions>({ days: 120, scale: 4 });
     proxy = await startFaultProxy(region.url);
     direct = new MdqClient(region.clientOptions());
     brandId = region.credentials.apps[0]!.brandClientId;

@@ -1,14 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { MemoryRateLimiter } from "@mdq/server";
+import { type RunningService, startService } from "@mdq/test-support";
 import {
   type Clock,
   MdqClient,
+  type MdqClientOptions,
   parseRateLimitPolicy,
   parseRateLimitRemaining,
   RequestBudget,
 } from "../src/index.js";
-import { type RunningService, startService } from "./support/service.js";
 
 /** Virtual time: sleeps resolve only when the test moves the clock past them. */
 class FakeClock implements Clock {
@@ -132,9 +133,14 @@ describe("the request budget", () => {
 });
 
 describe("pacing against a service with a small rate limit", { timeout: 60_000 }, () => {
-  let region: RunningService;
+  let region: RunningService<MdqClientOptions>;
   before(async () => {
-    region = await startService({ days: 60, scale: 4, rateLimitMax: 20, rateLimitWindowSeconds: 2 });
+    region = await startService<MdqClientOptions>({
+      days: 60,
+      scale: 4,
+      rateLimitMax: 20,
+      rateLimitWindowSeconds: 2,
+    });
   });
   after(() => region.close());
 

@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type MarketingRecord, MdqClient, type MdqClientEvent } from "../src/index.js";
-import { type FaultProxy, graphqlError, startFaultProxy, unauthenticated } from "./support/fault-proxy.js";
-import { type RunningService, startService } from "./support/service.js";
+import {
+  type FaultProxy,
+  graphqlError,
+  type RunningService,
+  startFaultProxy,
+  startService,
+  unauthenticated,
+} from "@mdq/test-support";
+import { type MarketingRecord, MdqClient, type MdqClientEvent, type MdqClientOptions } from "../src/index.js";
 
 /** Sums TOTAL_IMPRESSIONS of the service's own grand totals, one per window. */
 async function impressionsTotal(client: MdqClient, from: string, to: string): Promise<number> {
@@ -25,13 +31,13 @@ async function collect(
 }
 
 describe("a sync through a faulty network", { timeout: 60_000 }, () => {
-  let region: RunningService;
+  let region: RunningService<MdqClientOptions>;
   let proxy: FaultProxy;
   let expected: MarketingRecord[];
   let expectedImpressions: number;
 
   before(async () => {
-    region = await startService({ days: 120, scale: 4 });
+    region = await startService<MdqClientOptions>({ days: 120, scale: 4 });
     proxy = await startFaultProxy(region.url);
     const direct = new MdqClient(region.clientOptions());
     expected = await collect(direct, region.firstDay, region.lastDay);

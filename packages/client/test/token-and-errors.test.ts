@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
+import {
+  type FaultProxy,
+  graphqlError,
+  type RunningService,
+  startFaultProxy,
+  startService,
+  unauthenticated,
+} from "@mdq/test-support";
 import { type Clock, MdqClient, MdqClientError, type MdqClientOptions } from "../src/index.js";
-import { type FaultProxy, graphqlError, startFaultProxy, unauthenticated } from "./support/fault-proxy.js";
-import { type RunningService, startService } from "./support/service.js";
 
 /** A clock whose time the test moves; sleeps are real (and short in these tests). */
 function movableClock(): Clock & { advance(ms: number): void } {
@@ -27,7 +33,7 @@ async function rejection(promise: Promise<unknown>): Promise<MdqClientError> {
 }
 
 describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
-  let region: RunningService;
+  let region: RunningService<MdqClientOptions>;
   let proxy: FaultProxy;
   const options = (overrides: Partial<MdqClientOptions> & { appIndex?: number } = {}) =>
     region.clientOptions({ via: proxy.url, backoffBaseMs: 5, backoffCapMs: 20, ...overrides });
@@ -35,7 +41,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   const graphqlRequests = () => proxy.count("/graphql");
 
   before(async () => {
-    region = await startService({ days: 30 });
+    region = await startService<MdqClientOptions>({ days: 30 });
   });
   beforeEach(async () => {
     await proxy?.close();

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type RunningService, startService } from "@mdq/test-support";
 import {
   addDays,
   type MarketingAggregate,
   type MarketingRecord,
   MdqClient,
+  type MdqClientOptions,
   type Page,
 } from "../src/index.js";
-import { type RunningService, startService } from "./support/service.js";
 
 async function all<Row>(rows: AsyncIterable<Row>): Promise<Row[]> {
   const collected: Row[] = [];
@@ -16,12 +17,12 @@ async function all<Row>(rows: AsyncIterable<Row>): Promise<Row[]> {
 }
 
 describe("walking records and aggregates over many windows", { timeout: 60_000 }, () => {
-  let region: RunningService;
+  let region: RunningService<MdqClientOptions>;
   let client: MdqClient;
   let records: MarketingRecord[];
 
   before(async () => {
-    region = await startService({ days: 200, scale: 2 });
+    region = await startService<MdqClientOptions>({ days: 200, scale: 2 });
     client = new MdqClient(region.clientOptions());
     records = await all(client.records({ from: region.firstDay, to: region.lastDay, pageSize: 1000 }));
   });

@@ -1,7 +1,7 @@
 /** The MDQ service package: build a region's service, its store, and its configuration. */
 
 export { type ErrorCode, GRAPHQL_ERROR_CODES, OAUTH_ERROR_CODES } from "@mdq/contract";
-export { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from "./admin/admin-token.js";
+export { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin/admin-token.js";
 export type { AppView, BrandStatus } from "./admin/region-admin.js";
 export { addDays, isCalendarDate, todayIn } from "./calendar.js";
 export { CONFIG_ENV, ConfigError, type ConfigInput, loadConfig, type ServiceConfig } from "./config.js";

@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { demoRecords, planDemo } from "../src/demo/demo-data.js";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
-import { type GraphQLResponse, startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const DAYS = 120;
 const DIMENSIONS = "DATE_DAY DATE_WEEK DATE_MONTH MARKET DATA_SOURCE CHANNEL CAMPAIGN_ID";
@@ -35,10 +35,6 @@ const NULL_DIMENSIONS = {
   CHANNEL: null,
   CAMPAIGN_ID: null,
 };
-
-function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
 
 function weekdayOf(date: string): number {
   return new Date(`${date}T00:00:00Z`).getUTCDay();

@@ -8,19 +8,25 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { decodeProtectedHeader } from "jose";
-import type { Service } from "../src/server.js";
-import { deleteKeys, REDIS_HOST, REDIS_PORT, REDIS_URL, uniqueRegion } from "./support/redis.js";
 import {
   adminCall,
+  daysAgo,
+  deleteKeys,
   graphqlOn,
+  REDIS_HOST,
+  REDIS_PORT,
+  REDIS_URL,
   requestToken,
   type SharedRegion,
   startSharedRegion,
+  startTcpGate,
+  type TcpGate,
   tokenFrom,
+  uniqueRegion,
   within,
-} from "./support/shared-region.js";
-import { startTcpGate, type TcpGate } from "./support/tcp-gate.js";
+} from "@mdq/test-support";
+import { decodeProtectedHeader } from "jose";
+import type { Service } from "../src/server.js";
 
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";
 const RECORDS_IN = `query($c: ID!, $from: Date!, $to: Date!, $m: [String!]) {
@@ -33,10 +39,6 @@ function demoApp(region: SharedRegion, appClientId: string) {
   const app = region.credentials.apps.find((entry) => entry.appClientId === appClientId);
   if (!app) throw new Error(`no demo app ${appClientId}`);
   return app;
-}
-
-function daysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
 }
 
 async function jwksKids(service: Service): Promise<string[]> {

@@ -8,9 +8,8 @@ import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { startChromium, startTestRegion, type TestBrowser, type TestRegion } from "@mdq/test-support";
 import type { Page } from "playwright-core";
-import { startChromium, type TestBrowser } from "./support/chromium.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 /** `<repo>/test-artifacts/`, from `packages/server/dist/test/`. */
 const ARTIFACTS = fileURLToPath(new URL("../../../../test-artifacts/", import.meta.url));

@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { dailyFlowTabs, EXAMPLE_BRAND_PLACEHOLDER, type ExplorerTab } from "../src/plugins/explorer-page.js";
 import { acceptsHtml, EXPLORER_CONTENT_SECURITY_POLICY } from "../src/plugins/graphql-explorer.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8";
 

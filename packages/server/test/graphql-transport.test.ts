@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { SignJWT } from "jose";
 import { issueAccessToken } from "../src/oauth/access-token.js";
 import { hashAppSecret } from "../src/oauth/app-secrets.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status date } }";
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!, $filter: MarketingFilterInput) {

@@ -6,16 +6,19 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { Service } from "../src/server.js";
-import { deleteKeys, REDIS_URL, uniqueRegion } from "./support/redis.js";
 import {
   basicOf,
+  daysAgo,
+  deleteKeys,
   graphqlOn,
+  REDIS_URL,
   requestToken,
   type SharedRegion,
   startSharedRegion,
   tokenFrom,
-} from "./support/shared-region.js";
+  uniqueRegion,
+} from "@mdq/test-support";
+import type { Service } from "../src/server.js";
 
 const RATE_LIMIT = 40;
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
@@ -24,10 +27,6 @@ const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
 const AGGREGATE = `query($c: ID!, $from: Date!, $to: Date!) {
   marketingAggregate(clientId: $c, dateRange: {from: $from, to: $to}, metrics: [CLICKS], groupBy: [MARKET]) { MARKET }
 }`;
-
-function daysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
-}
 
 async function scrape(service: Service): Promise<string> {
   const response = await service.adminApp.inject({ method: "GET", url: "/metrics" });

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 
 const MESSAGE =
   "the request's header fields are too large: at most 16 KB in all (an access token is about 1 KB)";

@@ -10,6 +10,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { createTestDatabase, graphqlOn, type TestDatabase, tokenFrom } from "@mdq/test-support";
 import { decodeProtectedHeader } from "jose";
 import pg from "pg";
 import { todayIn } from "../src/calendar.js";
@@ -25,8 +26,6 @@ import { buildService, type Service } from "../src/server.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/postgres-store.js";
 import type { KeyRingStore } from "../src/store/store.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
-import { graphqlOn, tokenFrom } from "./support/shared-region.js";
 
 const LIFETIME_SECONDS = 3600;
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";

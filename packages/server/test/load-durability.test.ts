@@ -12,13 +12,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { addDays, MDQ, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { DUCKDB_FILE } from "../src/store/duckdb/duckdb-store.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
-/** `mdq serve`, as an operator starts it (packages/cli, built beside this package). */
-const MDQ = fileURLToPath(new URL("../../../cli/dist/src/main.js", import.meta.url));
 const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
 const GRANTS = { markets: ["DE", "FR", "GB", "US"], dataSources: ["google_ads", "meta_ads"] };
@@ -172,15 +169,11 @@ function csvLine(date: string, market: string, source: string, campaign: string,
   ].join(",");
 }
 
-function isoDay(first: string, offset: number): string {
-  return new Date(Date.parse(`${first}T00:00:00Z`) + offset * 86_400_000).toISOString().slice(0, 10);
-}
-
 describe("load durability", { concurrency: false }, () => {
   describe("kill -9 during a large load", () => {
     const BIG_ROWS = 1_000_000;
     const DAYS = 60;
-    const range = { from: "2026-01-01", to: isoDay("2026-01-01", DAYS - 1) };
+    const range = { from: "2026-01-01", to: addDays("2026-01-01", DAYS - 1) };
     let work: string;
     let dataDir: string;
     let ports: [number, number];
@@ -229,7 +222,7 @@ describe("load durability", { concurrency: false }, () => {
       for (let day = 0; day < DAYS; day += 1)
         for (let index = 0; index < 10; index += 1)
           smallRows.push(
-            csvLine(isoDay(range.from, day), "GB", "google_ads", `small-${index}`, "Small", 100 + index),
+            csvLine(addDays(range.from, day), "GB", "google_ads", `small-${index}`, "Small", 100 + index),
           );
       const small = join(work, "small.csv");
       await writeFile(small, `${[HEADER, ...smallRows].join("\n")}\n`);
@@ -347,7 +340,7 @@ describe("load durability", { concurrency: false }, () => {
     let token: string;
     const BRAND = "brand-readers";
     const DAYS = 30;
-    const range = { from: "2020-06-01", to: isoDay("2020-06-01", DAYS - 1) };
+    const range = { from: "2020-06-01", to: addDays("2020-06-01", DAYS - 1) };
     const PAGE = `query Page($c: ID!, $r: DateRangeInput!, $p: Int!) {
       marketingRecords(clientId: $c, dateRange: $r, pagination: {page: $p, pageSize: 1000}) { recordId campaignName }
     }`;
@@ -369,7 +362,7 @@ describe("load durability", { concurrency: false }, () => {
       for (let index = 0; index < rows; index += 1) {
         const market = GRANTS.markets[index % 4]!;
         const source = GRANTS.dataSources[Math.floor(index / 4) % 2]!;
-        const date = isoDay(range.from, Math.floor(index / perDay));
+        const date = addDays(range.from, Math.floor(index / perDay));
         lines.push(csvLine(date, market, source, `c-${index}`, version, index));
       }
       const path = join(work, `${version}-${rows}.csv`);

@@ -15,9 +15,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
-import { type GraphQLResponse, startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const BRAND = "brand-money";
 const APP = "app-money";

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { createTestDatabase, graphqlOn, type TestDatabase, tokenFrom } from "@mdq/test-support";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { addDays, todayIn } from "../src/calendar.js";
 import { loadConfig } from "../src/config.js";
@@ -17,8 +18,6 @@ import { buildService, type Service } from "../src/server.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import type { Store } from "../src/store/store.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
-import { graphqlOn, tokenFrom } from "./support/shared-region.js";
 
 const RECORDS = `query($c: ID!, $d: Date!) { marketingRecords(clientId: $c, dateRange: {from: $d, to: $d},
   currency: GBP, sort: [{field: DATE_DAY, direction: ASC}]) { recordId date impressions spend currency } }`;

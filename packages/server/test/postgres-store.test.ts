@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { createTestDatabase, type TestDatabase } from "@mdq/test-support";
 import pg from "pg";
 import { loadConfig } from "../src/config.js";
 import { migrateDatabase, openStore } from "../src/store/open-store.js";
@@ -19,7 +20,6 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrationId } from "../src/store/pos
 import { openPostgresStore, SchemaVersionError } from "../src/store/postgres/postgres-store.js";
 import { DIV_HALF_EVEN_MACRO } from "../src/store/sql-dialect.js";
 import { StoreUnavailableError } from "../src/store/store.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 /** A client of its own on `url`, for what a test does behind the store's back. */
 async function sideClient(url: string): Promise<pg.Client> {

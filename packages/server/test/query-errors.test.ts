@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type ErrorCode, GRAPHQL_ERROR_CODES } from "@mdq/contract";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import { addDays } from "../src/calendar.js";
 import { JIT_AFTER_RUNS } from "../src/graphql/graphql-endpoint.js";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 /** Days of demo data; the demo's FX history starts 10 days before the first of them. */
 const DATA_DAYS = 100;

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import { getIntrospectionQuery, Lexer, Source, TokenKind } from "graphql";
 import { addDays } from "../src/calendar.js";
 import { QUERY_LIMITS } from "../src/graphql/query-limits.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 interface RawResponse {
   status: number;

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { deleteKeys, REDIS_URL, startTestRegion, type TestRegion, uniqueRegion } from "@mdq/test-support";
 import fc from "fast-check";
 import type { LightMyRequestResponse } from "fastify";
 import { RedisConnection } from "../src/cluster/redis-connection.js";
@@ -16,8 +17,6 @@ import { MemoryRateLimiter, type RateLimiter, type RateLimitPolicy } from "../sr
 import { RedisRateLimiter } from "../src/limits/redis-rate-limit.js";
 import { issueAccessToken } from "../src/oauth/access-token.js";
 import { ServiceMetrics } from "../src/observability/metrics.js";
-import { deleteKeys, REDIS_URL, uniqueRegion } from "./support/redis.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const MAX = 5;
 const WINDOW_SECONDS = 300;

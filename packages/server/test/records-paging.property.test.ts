@@ -21,10 +21,10 @@ import {
   RECORD_SORT_FIELDS,
   type RecordSortField,
 } from "@mdq/contract";
+import { addDays, startTestRegion, type TestRegion } from "@mdq/test-support";
 import fc from "fast-check";
 import { type DemoBrandPlan, demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const DAYS = 120;
 const RECORD_RUNS = 40;
@@ -68,12 +68,6 @@ const SORT_KEY: Record<RecordSortField, (row: MarketingRecord) => string | numbe
   CONVERSIONS: (row) => row.conversions,
   REVENUE: (row) => row.revenue,
 };
-
-const MS_PER_DAY = 86_400_000;
-
-function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * MS_PER_DAY).toISOString().slice(0, 10);
-}
 
 /** Monday of the ISO week of `date` (ISO weeks start on Monday; Sunday belongs to the week before). */
 function isoWeekMonday(date: string): string {

@@ -8,27 +8,26 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
+import {
+  deleteKeys,
+  graphqlOn,
+  REDIS_HOST,
+  REDIS_PORT,
+  REDIS_URL,
+  type SharedRegion,
+  startSharedRegion,
+  startTcpGate,
+  type TcpGate,
+  testRedisClient,
+  tokenFrom,
+  uniqueRegion,
+  within,
+} from "@mdq/test-support";
 import { REDIS_COMMAND_TIMEOUT_MS, RedisConnection } from "../src/cluster/redis-connection.js";
 import type { RateLimitDecision } from "../src/limits/rate-limit.js";
 import { RedisRateLimiter } from "../src/limits/redis-rate-limit.js";
 import { ServiceMetrics } from "../src/observability/metrics.js";
 import type { Service } from "../src/server.js";
-import {
-  deleteKeys,
-  REDIS_HOST,
-  REDIS_PORT,
-  REDIS_URL,
-  testRedisClient,
-  uniqueRegion,
-} from "./support/redis.js";
-import {
-  graphqlOn,
-  type SharedRegion,
-  startSharedRegion,
-  tokenFrom,
-  within,
-} from "./support/shared-region.js";
-import { startTcpGate, type TcpGate } from "./support/tcp-gate.js";
 
 const POLICY = { max: 5, windowSeconds: 300 };
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";

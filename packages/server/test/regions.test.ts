@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import { decodeJwt, decodeProtectedHeader, type JSONWebKeySet } from "jose";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";
 

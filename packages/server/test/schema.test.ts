@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import {
   astFromValue,
   buildClientSchema,
@@ -19,7 +20,6 @@ import {
   printSchema,
 } from "graphql";
 import { typeDefs } from "../src/graphql/schema.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 /** The committed SDL, at the package root (this file runs from dist/test). */
 const SCHEMA_FILE = new URL("../../schema.graphql", import.meta.url);

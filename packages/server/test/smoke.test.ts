@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 
 describe("the daily flow over HTTP", () => {
   let region: TestRegion;

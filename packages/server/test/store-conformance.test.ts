@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { RECORD_FIELDS } from "@mdq/contract";
+import { createTestDatabase } from "@mdq/test-support";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
@@ -31,7 +32,6 @@ import {
   type Store,
   type StoredRecord,
 } from "../src/store/store.js";
-import { createTestDatabase } from "./support/postgres.js";
 
 interface Engine {
   name: "duckdb" | "postgres";

@@ -13,6 +13,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { createTestDatabase, type TestDatabase } from "@mdq/test-support";
 import { addDays } from "../src/calendar.js";
 import { loadConfig } from "../src/config.js";
 import { CURRENCY_CODES } from "../src/currencies.js";
@@ -24,7 +25,6 @@ import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { DIMENSIONS, METRICS, RECORD_FIELDS, RECORD_SORT_FIELDS } from "../src/store/query-request.js";
 import type { Store, StoredRecord } from "../src/store/store.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 const TODAY = "2025-06-01";
 const DAYS = 120;

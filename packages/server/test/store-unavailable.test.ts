@@ -10,6 +10,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import {
+  createTestDatabase,
+  daysAgo,
+  graphqlOn,
+  POSTGRES_HOST,
+  POSTGRES_PORT,
+  requestToken,
+  startTcpGate,
+  type TcpGate,
+  type TestDatabase,
+  tokenFrom,
+  within,
+} from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { todayIn } from "../src/calendar.js";
@@ -20,19 +33,12 @@ import { buildService, type Service } from "../src/server.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import type { Store } from "../src/store/store.js";
-import { createTestDatabase, POSTGRES_HOST, POSTGRES_PORT, type TestDatabase } from "./support/postgres.js";
-import { graphqlOn, requestToken, tokenFrom, within } from "./support/shared-region.js";
-import { startTcpGate, type TcpGate } from "./support/tcp-gate.js";
 
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
   marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}) { recordId }
 }`;
 const STORE_MESSAGE =
   "the service cannot reach its database right now; retry after the number of seconds in Retry-After";
-
-function daysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
-}
 
 /** Nothing internal leaks: no stack frame, no connection string, no host of the database. */
 function assertNothingLeaks(response: LightMyRequestResponse): void {

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { demoRecords, planDemo } from "../src/demo/demo-data.js";
 import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
-import { type GraphQLResponse, startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const DAYS = 120;
 const UNGRANTED_ACME_MARKETS = ["ES", "IT", "NL"];
@@ -58,10 +58,6 @@ function forbidden(field: string, message: string) {
 function assertForbidden(response: GraphQLResponse, field: string, message: string): void {
   assert.equal(response.status, 403);
   assert.deepEqual(response.body, forbidden(field, message));
-}
-
-function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
 
 describe("tenancy: brands and grants", () => {

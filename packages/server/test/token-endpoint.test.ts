@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
 import { hashAppSecret } from "../src/oauth/app-secrets.js";
-import { startTestRegion, type TestRegion } from "./support/test-region.js";
 
 const FORM = "application/x-www-form-urlencoded";
 const GOOD_BODY = "grant_type=client_credentials&scope=api_data%2Fread";

@@ -3,13 +3,16 @@
  * several clients at once, as a rate limit keyed by client address sees them.
  */
 import { request } from "node:http";
+import { basicOf, TOKEN_REQUEST_BODY } from "./inject-calls.js";
 
+/** A whole HTTP answer. */
 export interface HttpAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
 }
 
+/** One request to send with `httpCall`. */
 export interface HttpCall {
   method?: "GET" | "POST";
   headers?: Record<string, string>;
@@ -72,16 +75,13 @@ export function tokenCall(
   secret: string,
   extra: Omit<HttpCall, "body" | "method"> = {},
 ): Promise<HttpAnswer> {
-  const basic = Buffer.from(`${encodeURIComponent(appClientId)}:${encodeURIComponent(secret)}`).toString(
-    "base64",
-  );
   return httpCall(`${authUrl}/oauth2/token`, {
     ...extra,
     headers: {
-      authorization: `Basic ${basic}`,
+      authorization: basicOf({ appClientId, appClientSecret: secret }),
       "content-type": "application/x-www-form-urlencoded",
       ...extra.headers,
     },
-    body: "grant_type=client_credentials&scope=api_data%2Fread",
+    body: TOKEN_REQUEST_BODY,
   });
 }

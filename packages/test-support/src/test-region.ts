@@ -2,21 +2,18 @@
  * A seeded demo region for tests, driven through real HTTP handling (Fastify inject, or a real
  * port with `listen()`), on a DuckDB file in a temporary data directory.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { buildService, type ConfigInput, type DemoCredentials, type Service } from "@mdq/server";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
-import { todayIn } from "../../src/calendar.js";
-import { type ConfigInput, loadConfig } from "../../src/config.js";
-import { type DemoCredentials, seedDemoRegion } from "../../src/demo/demo-seed.js";
-import { buildService, type Service } from "../../src/server.js";
-import { openDuckDbStore } from "../../src/store/duckdb/duckdb-store.js";
+import { basicOf, graphqlOn, requestToken, tokenFrom } from "./inject-calls.js";
+import { seedRegion } from "./seeded-region.js";
 
+/** Configuration of the region, and how many data days to seed. */
 export interface TestRegionOptions extends ConfigInput {
   /** Data days ending yesterday; default 120. */
   days?: number;
 }
 
+/** A GraphQL answer: status, headers and the parsed body. */
 export interface GraphQLResponse {
   status: number;
   headers: LightMyRequestResponse["headers"];
@@ -32,6 +29,7 @@ export interface GraphQLResponse {
   };
 }
 
+/** A seeded region in this process, and calls to it through Fastify inject. */
 export interface TestRegion {
   service: Service;
   credentials: DemoCredentials;
@@ -64,76 +62,34 @@ export function appOf(credentials: DemoCredentials, appClientId?: string) {
 /** Starts a seeded region (not listening; use `inject`, or `service.app.listen`). */
 export async function startTestRegion(options: TestRegionOptions = {}): Promise<TestRegion> {
   const { days = 120, ...configInput } = options;
-  const dataDir = await mkdtemp(join(tmpdir(), "mdq-test-"));
-  const config = loadConfig(
-    {},
-    {
-      region: "uk",
-      authUrl: `http://${configInput.region ?? "uk"}.auth.test`,
-      baseUrl: `http://${configInput.region ?? "uk"}.api.test`,
-      rateLimitMax: 1_000_000,
-      logLevel: "silent",
-      dataDir,
-      ...configInput,
-    },
+  const name = configInput.region ?? "uk";
+  const seeded = await seedRegion(
+    { authUrl: `http://${name}.auth.test`, baseUrl: `http://${name}.api.test`, ...configInput },
+    { prefix: "mdq-test-", days },
   );
-  const store = await openDuckDbStore(dataDir);
-  const today = todayIn(config.timeZone);
-  const credentials = await seedDemoRegion(store, {
-    region: config.region,
-    authUrl: config.authUrl,
-    baseUrl: config.baseUrl,
-    today,
-    days,
-  });
-  const service = await buildService(config, { store });
+  const { store, credentials } = seeded;
+  const service = await buildService(seeded.config, { store });
+  /** The credentials `basic` and friends take: a registered app's own, or a demo app's. */
+  const credentialsOf = (appClientId?: string, secret?: string) =>
+    appClientId !== undefined && secret !== undefined
+      ? { appClientId, appClientSecret: secret }
+      : { ...appOf(credentials, appClientId), ...(secret === undefined ? {} : { appClientSecret: secret }) };
   const region: TestRegion = {
     service,
     credentials,
-    today,
-    dataDir,
+    today: seeded.today,
+    dataDir: seeded.dataDir,
     inject: (injectOptions) => service.app.inject(injectOptions),
-    basic(appClientId, secret) {
-      const app =
-        appClientId !== undefined && secret !== undefined
-          ? { appClientId, appClientSecret: secret }
-          : appOf(credentials, appClientId);
-      const pair = `${encodeURIComponent(app.appClientId)}:${encodeURIComponent(secret ?? app.appClientSecret)}`;
-      return `Basic ${Buffer.from(pair).toString("base64")}`;
-    },
-    tokenResponse(appClientId, secret) {
-      return service.app.inject({
-        method: "POST",
-        url: "/oauth2/token",
-        headers: {
-          authorization: region.basic(appClientId, secret),
-          "content-type": "application/x-www-form-urlencoded",
-        },
-        payload: "grant_type=client_credentials&scope=api_data%2Fread",
-      });
-    },
-    async token(appClientId, secret) {
-      const response = await region.tokenResponse(appClientId, secret);
-      if (response.statusCode !== 200)
-        throw new Error(`token request failed: ${response.statusCode} ${response.body}`);
-      return response.json().access_token as string;
-    },
+    basic: (appClientId, secret) => basicOf(credentialsOf(appClientId, secret)),
+    tokenResponse: (appClientId, secret) => requestToken(service, credentialsOf(appClientId, secret)),
+    token: (appClientId, secret) => tokenFrom(service, credentialsOf(appClientId, secret)),
     async graphql(query, variables, token) {
-      const response = await service.app.inject({
-        method: "POST",
-        url: "/graphql",
-        headers: {
-          authorization: `Bearer ${token ?? (await region.token())}`,
-          "content-type": "application/json",
-        },
-        payload: JSON.stringify({ query, variables }),
-      });
+      const response = await graphqlOn(service, token ?? (await region.token()), query, variables);
       return { status: response.statusCode, headers: response.headers, body: response.json() };
     },
     async close() {
       await service.app.close();
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await seeded.remove();
     },
   };
   return region;

@@ -1,15 +1,20 @@
 /**
  * Runs `mdq-client` (the built `dist/src/cli/main.js`) as a process against a real service on a
- * loopback port (support/service.ts), with the credentials in its environment only.
+ * loopback port (running-service.ts), with the credentials in its environment only.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { RunningService } from "./support/service.js";
+import { graphqlOn, tokenFrom } from "./inject-calls.js";
+import type { RunningService } from "./running-service.js";
 
-/** The CLI entry point, next to this file's compiled output. */
-export const CLI_MAIN = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
+/**
+ * The built CLI entry point, found from the workspace's `mdq-client` package at run time (a
+ * compile-time import would make this package depend on the client it tests).
+ */
+export const CLI_MAIN = fileURLToPath(new URL("./cli/main.js", import.meta.resolve("mdq-client")));
 
+/** How an `mdq-client` run ended, with everything it printed. */
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -107,20 +112,8 @@ export async function serviceQuery(
   data: Record<string, unknown>;
   extensions?: { pageInfo?: Record<string, { totalCount: number }> };
 }> {
-  const app = running.credentials.apps[appIndex]!;
-  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
-  const token = await running.service.app.inject({
-    method: "POST",
-    url: "/oauth2/token",
-    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
-    payload: "grant_type=client_credentials&scope=api_data%2Fread",
-  });
-  const response = await running.service.app.inject({
-    method: "POST",
-    url: "/graphql",
-    headers: { authorization: `Bearer ${token.json().access_token}`, "content-type": "application/json" },
-    payload: JSON.stringify({ query, variables }),
-  });
+  const token = await tokenFrom(running.service, running.credentials.apps[appIndex]!);
+  const response = await graphqlOn(running.service, token, query, variables);
   const body = response.json();
   if (response.statusCode !== 200 || body.errors) throw new Error(`query failed: ${response.body}`);
   return body;

@@ -8,8 +8,11 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
 
-/** The compiled `mdq` entry point. */
-export const MDQ = fileURLToPath(new URL("../../src/main.js", import.meta.url));
+/**
+ * The compiled `mdq` entry point, found from the workspace's `@mdq/cli` package at run time (a
+ * compile-time import would make this package depend on the CLI it tests).
+ */
+export const MDQ = fileURLToPath(import.meta.resolve("@mdq/cli/dist/src/main.js"));
 
 const run = promisify(execFile);
 
@@ -19,17 +22,23 @@ export function environment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** How an `mdq` run ended, with everything it printed. */
 export interface MdqResult {
   code: number;
   stdout: string;
   stderr: string;
 }
 
-/** Runs `mdq` to completion; resolves with its exit code and output. */
-export async function runMdq(args: string[], env: NodeJS.ProcessEnv = {}): Promise<MdqResult> {
+/** Runs `mdq` to completion (in `cwd`, if given); resolves with its exit code and output. */
+export async function runMdq(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cwd?: string } = {},
+): Promise<MdqResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, [MDQ, ...args], {
       env: environment(env),
+      cwd: options.cwd,
       maxBuffer: 64 * 1024 * 1024,
     });
     return { code: 0, stdout, stderr };
@@ -39,6 +48,7 @@ export async function runMdq(args: string[], env: NodeJS.ProcessEnv = {}): Promi
   }
 }
 
+/** A running `mdq serve` child process. */
 export interface ServeProcess {
   url: string;
   port: number;

@@ -1,6 +1,7 @@
-/** A port free on 127.0.0.1 right now (the OS picks one; the listener is closed again). */
+/** Free ports of 127.0.0.1 for listeners a test starts (the OS picks one; the listener is closed again). */
 import { createServer } from "node:net";
 
+/** A port nobody listens on right now. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -34,6 +34,7 @@ export interface SeenRequest {
 /** Runs after the service answered and before the answer is delivered. */
 export type ResponseHook = (seen: SeenRequest, status: number, body: string) => Promise<void> | void;
 
+/** A running proxy: its URL, what it saw, and the script of faults still to apply. */
 export interface FaultProxy {
   url: string;
   /** Every request seen, in arrival order. */

@@ -1,16 +1,16 @@
 /**
  * Fresh PostgreSQL databases for tests: each caller gets a uniquely named database of its own
  * (created through the `postgres` maintenance database) and drops it when done, so test files can
- * run in parallel and leave nothing behind. The server is the machine's (127.0.0.1:5432, user
- * root, trust authentication), as in CI. Migrate with `migrateDatabase(database.url)`.
+ * run in parallel and leave nothing behind. The server is the machine's (127.0.0.1:5432, trust
+ * authentication), as in CI. Migrate with `migrateDatabase(database.url)`.
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
 export const POSTGRES_HOST = "127.0.0.1";
 export const POSTGRES_PORT = 5432;
-/** The role tests connect as (named explicitly: the environment may have no USER). */
-export const POSTGRES_USER = "root";
+/** The role tests connect as (named explicitly: the environment may have no USER); `root` as in CI. */
+export const POSTGRES_USER = process.env["PGUSER"] ?? "root";
 
 /** A database created for one test file. */
 export interface TestDatabase {
@@ -23,15 +23,21 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function onMaintenance<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** A connected client on `database`, as the superuser (for set-up, locks and checks). */
+export async function connectTo(database: string): Promise<pg.Client> {
   const client = new pg.Client({
     host: POSTGRES_HOST,
     port: POSTGRES_PORT,
     user: POSTGRES_USER,
-    database: "postgres",
+    database,
     connectionTimeoutMillis: 5_000,
   });
   await client.connect();
+  return client;
+}
+
+async function onMaintenance<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = await connectTo("postgres");
   try {
     return await work(client);
   } finally {

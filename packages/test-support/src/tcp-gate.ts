@@ -1,14 +1,17 @@
 /**
- * A TCP forwarder that stands between the service and PostgreSQL or Redis, so a test can take the
- * database "down" for real from the service's point of view: `block()` cuts every open connection
- * and refuses new ones (connection reset), `stall()` holds new connections without forwarding a
- * byte (a database that stopped answering), `open()` forwards again.
+ * A TCP forwarder between the service and Redis or PostgreSQL, so that a test can take the
+ * server "down" for real from the service's point of view without stopping the machine's server
+ * that other tests use: `block()` cuts every connection and refuses new ones, `stall()` cuts them
+ * and holds new ones without forwarding a byte, `freeze()` keeps every connection open but
+ * forwards nothing (a server that stopped answering mid-conversation), `open()` forwards again.
  */
 import { once } from "node:events";
 import { connect, createServer, type Server, type Socket } from "node:net";
 
-export type GateState = "open" | "blocked" | "stalled";
+/** What the gate does with connections now. */
+export type GateState = "open" | "blocked" | "stalled" | "frozen";
 
+/** A gate in front of a TCP server, and the switches that fail it. */
 export interface TcpGate {
   /** `host:port` to hand to the service instead of the real one. */
   readonly address: string;
@@ -17,6 +20,7 @@ export interface TcpGate {
   open(): void;
   block(): void;
   stall(): void;
+  freeze(): void;
   close(): Promise<void>;
 }
 
@@ -31,19 +35,23 @@ export async function startTcpGate(targetHost: string, targetPort: number): Prom
   const cutAll = () => {
     for (const socket of sockets) socket.destroy();
   };
+  /** Copies `from` to `to` unless the gate is frozen (then bytes are dropped). */
+  const forward = (from: Socket, to: Socket) => {
+    from.on("data", (chunk) => {
+      if (gate.state === "open") to.write(chunk);
+    });
+    from.once("close", () => to.destroy());
+  };
   const server: Server = createServer((client) => {
     track(client);
     if (gate.state === "blocked") {
       client.resetAndDestroy();
       return;
     }
-    if (gate.state === "stalled") return;
     const upstream = connect(targetPort, targetHost);
     track(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.once("close", () => upstream.destroy());
-    upstream.once("close", () => client.destroy());
+    forward(client, upstream);
+    forward(upstream, client);
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -54,6 +62,8 @@ export async function startTcpGate(targetHost: string, targetPort: number): Prom
     port: address.port,
     state: "open",
     open() {
+      // Bytes dropped while frozen or stalled leave both ends out of step: start afresh.
+      if (gate.state !== "open" && gate.state !== "blocked") cutAll();
       gate.state = "open";
     },
     block() {
@@ -63,6 +73,9 @@ export async function startTcpGate(targetHost: string, targetPort: number): Prom
     stall() {
       gate.state = "stalled";
       cutAll();
+    },
+    freeze() {
+      gate.state = "frozen";
     },
     async close() {
       cutAll();

@@ -11,6 +11,7 @@ import { join } from "node:path";
 /** Where Debian installs nginx. */
 export const NGINX = "/usr/sbin/nginx";
 
+/** A running nginx child process. */
 export interface Nginx {
   url: string;
   process: ChildProcess;
