@@ -10,9 +10,16 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import {
+  type CliRun,
+  cliEnv,
+  type RunningService,
+  runCli,
+  serviceQuery,
+  startCli,
+  startService,
+} from "@mdq/test-support";
 import { parquetReadObjects } from "hyparquet";
-import { type CliRun, cliEnv, runCli, serviceQuery, startCli } from "./cli-region.js";
-import { type RunningService, startService } from "./support/service.js";
 
 const DAYS = 60;
 const HEADER =

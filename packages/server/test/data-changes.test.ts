@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { createTestDatabase } from "@mdq/test-support";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { addDays, todayIn } from "../src/calendar.js";
 import { loadConfig, type ServiceConfig } from "../src/config.js";
@@ -18,7 +19,6 @@ import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import type { Store } from "../src/store/store.js";
-import { createTestDatabase } from "./support/postgres.js";
 
 const DAYS = 60;
 const HEADER =

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { decodeJwt } from "jose";
-import { type GraphQLResponse, startTestRegion, type TestRegion } from "./support/test-region.js";
 
 /** The `markets` of a `myAccess` answer. */
 function marketsOf(response: GraphQLResponse): string[] {
