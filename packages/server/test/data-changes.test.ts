@@ -358,6 +358,39 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       );
     });
 
+    it("with --replace sources, replaces only the (day, data source) pairs of the file and lists the day", async () => {
+      const day = addDays(first(), 33);
+      const bySource = async (dataSource: string) => {
+        const page = await graphql(
+          `query($c: ID!, $r: DateRangeInput!, $f: MarketingFilterInput) {
+            marketingRecords(clientId: $c, dateRange: $r, filter: $f, pagination: {pageSize: 5000}) { recordId }
+          }`,
+          { c: "brand-acme", r: { from: day, to: day }, f: { dataSources: [dataSource] } },
+        );
+        return (page.body.data?.["marketingRecords"] as { recordId: string }[])
+          .map((row) => row.recordId)
+          .sort();
+      };
+      const googleBefore = await bySource("google_ads");
+      const tiktokBefore = await bySource("tiktok_ads");
+      assert.ok(googleBefore.length > 0 && tiktokBefore.length > 0);
+      const { dataVersion } = await changes(whole(), null);
+      const path = join(work, "meta-only.csv");
+      await writeFile(
+        path,
+        `${HEADER}\nmeta-${day}-1,${day},GB,meta_ads,social,c-m,Meta restated,5,1,1.00,0,2.00,GBP\n`,
+      );
+      await admin("/admin/loads", { brandId: "brand-acme", path, replace: "sources" });
+      assert.deepEqual(await bySource("meta_ads"), [`meta-${day}-1`]);
+      assert.deepEqual(await bySource("google_ads"), googleBefore);
+      assert.deepEqual(await bySource("tiktok_ads"), tiktokBefore);
+      const after = await changes(whole(), dataVersion);
+      assert.deepEqual(
+        after.days.map((entry) => [entry.date, entry.rows]),
+        [[day, googleBefore.length + tiktokBefore.length + 1]],
+      );
+    });
+
     it("keeps versions and changes across a restart of the store", async () => {
       const beforeRestart = await changes(whole(), null);
       const version = beforeRestart.dataVersion;

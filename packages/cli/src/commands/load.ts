@@ -1,4 +1,7 @@
-/** `mdq load`: replace a brand's rows on the days of a records file (CSV, NDJSON or Parquet). */
+/**
+ * `mdq load`: replace a brand's rows on the days of a records file (CSV, NDJSON or Parquet), or
+ * with `--replace sources` only its rows of each (day, data source) in the file.
+ */
 import type { LoadSummary } from "@mdq/server";
 import { Command, Option } from "commander";
 import { connectAdmin } from "../admin-client.js";
@@ -20,6 +23,7 @@ type LoadFlags = CommonFlags & {
   format?: string;
   map?: Record<string, string>;
   date?: string;
+  replace?: string;
 };
 
 /** `mdq load FILE --brand B`. */
@@ -46,6 +50,14 @@ export function loadCommand(): Command {
         "--date <processingDate>",
         "the processing date the load belongs to (default: today)",
         calendarDate,
+      )
+      .addOption(
+        new Option(
+          "--replace <scope>",
+          "days: replace all the brand's rows of each day in the file; sources: only its rows of each (day, data source) in the file",
+        )
+          .choices(["days", "sources"])
+          .default("days"),
       ),
     "mdq load ./acme-2026-05-01.csv --brand brand-acme --map spend=cost --map date=day --date 2026-05-01",
   ).action(async (file: string, flags: LoadFlags) => {
@@ -57,6 +69,7 @@ export function loadCommand(): Command {
       ...(flags.format === undefined ? {} : { format: flags.format }),
       ...(flags.map === undefined ? {} : { mapping: flags.map }),
       ...(flags.date === undefined ? {} : { processingDate: flags.date }),
+      ...(flags.replace === undefined ? {} : { replace: flags.replace }),
     });
     emit(flags.json, answer, (load) =>
       [

@@ -16,6 +16,7 @@ import {
 } from "@mdq/contract";
 import { AdminError } from "../errors.js";
 import type { RecordsFileFormat } from "../load/records-file.js";
+import { REPLACE_SCOPES, type ReplaceScope } from "../store/replace-scope.js";
 import type { Grants } from "../store/store.js";
 
 export { MAX_SECRET_GRACE_SECONDS };
@@ -76,6 +77,8 @@ export interface LoadCommand {
   format?: RecordsFileFormat;
   mapping?: Record<string, string>;
   processingDate?: string;
+  /** What the load replaces (replace-scope.ts); whole days by default. */
+  replace?: ReplaceScope;
 }
 
 /** `POST /admin/publishes`; without `processingDate` the region's today is meant. */
@@ -191,9 +194,14 @@ export function loadCommand(body: Body): LoadCommand {
     throw new AdminError("BAD_INPUT", "mapping must map canonical column names to the file's column names");
   }
   const processingDate = dateOf("processingDate", body?.["processingDate"]);
+  const replace = body?.["replace"];
+  if (replace !== undefined && !REPLACE_SCOPES.includes(replace as ReplaceScope)) {
+    throw new AdminError("BAD_INPUT", `replace must be ${REPLACE_SCOPES.join(" or ")}`);
+  }
   return {
     brandId,
     path,
+    ...(replace === undefined ? {} : { replace: replace as ReplaceScope }),
     ...(format ? { format: format as RecordsFileFormat } : {}),
     ...(mapping ? { mapping: mapping as Record<string, string> } : {}),
     ...(processingDate === undefined ? {} : { processingDate }),

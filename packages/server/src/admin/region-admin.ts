@@ -250,7 +250,7 @@ export class RegionAdmin {
       ...(format ? { format } : {}),
       ...(mapping ? { mapping } : {}),
     }).catch(fileRejected);
-    const origin = { processingDate, source: path };
+    const origin = { processingDate, source: path, ...(command.replace ? { replace: command.replace } : {}) };
     const parquet = this.parquetLoads;
     const handOver = parquet ? await mkdtemp(join(tmpdir(), "mdq-load-")) : undefined;
     try {

@@ -16,6 +16,7 @@
  */
 import type { SnapshotReader } from "./page-reads.js";
 import type { PlannedSql } from "./query-planner.js";
+import { type ReplaceScope, replacedBy } from "./replace-scope.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import type { Grants } from "./store.js";
 
@@ -107,12 +108,12 @@ export async function nextVersion(run: SqlRun): Promise<bigint> {
 }
 
 /**
- * After a load replaced the brand's rows of every (day, data source) in `staging` (`bySource`)
- * or of every day in it: stamps those days with a new version and recounts their rows.
+ * After a load replaced the brand's rows of every day in `staging` (or of every (day, data
+ * source) in it): stamps those days with a new version and recounts their rows.
  */
 export async function stampLoad(
   run: SqlRun,
-  load: { brandId: string; staging: string; bySource: boolean; now: Date },
+  load: { brandId: string; staging: string; replace: ReplaceScope; now: Date },
 ): Promise<bigint> {
   const version = await nextVersion(run);
   const { brandId, staging } = load;
@@ -123,10 +124,7 @@ export async function stampLoad(
     [brandId, version.toString(), load.now.getTime()],
   );
   await run(
-    load.bySource
-      ? `DELETE FROM day_row_counts WHERE brand_id = $1
-          AND EXISTS (SELECT 1 FROM ${staging} s WHERE s.date = day_row_counts.date AND s.data_source = day_row_counts.data_source)`
-      : `DELETE FROM day_row_counts WHERE brand_id = $1 AND date IN (SELECT DISTINCT date FROM ${staging})`,
+    `DELETE FROM day_row_counts WHERE brand_id = $1 AND ${replacedBy(load.replace, staging, "day_row_counts")}`,
     [brandId],
   );
   await run(

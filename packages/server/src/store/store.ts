@@ -7,6 +7,7 @@
 import type { CurrencyCode } from "../currencies.js";
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
+import type { ReplaceScope } from "./replace-scope.js";
 
 /** A brand: the tenant that owns data. `brandId` is the brand client ID of the spec. */
 export interface Brand {
@@ -88,6 +89,8 @@ export interface LoadSummary {
 export interface LoadOrigin {
   processingDate: string;
   source: string;
+  /** What the load replaces: whole days (default) or the (day, data source) pairs in it. */
+  replace?: ReplaceScope;
 }
 
 /** A brand's data at a glance, for `mdq status`. */

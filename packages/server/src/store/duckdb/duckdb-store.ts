@@ -22,6 +22,7 @@ import {
   stampScopeChange,
 } from "../data-versions.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
+import { replacedBy } from "../replace-scope.js";
 import {
   APP_STATE_COLUMNS,
   type AppStateValue,
@@ -331,13 +332,14 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
     return this.transaction(async (connection) => {
       const staging = `records_staging_${randomBytes(6).toString("hex")}`;
       const count = await stage(connection, staging);
-      // A record id names one record of the brand: it may move within the replaced days, but may
-      // not collide with a record on a day this load leaves alone.
+      // A record id names one record of the brand: it may move within the replaced rows, but may
+      // not collide with a record this load leaves alone.
+      const replace = origin.replace ?? "days";
       const clashes = (
         await connection.runAndReadAll(
           `SELECT s.record_id, strftime(r.date, '%Y-%m-%d') AS kept_day FROM ${staging} s
             JOIN records r ON r.brand_id = ? AND r.record_id = s.record_id
-            WHERE r.date NOT IN (SELECT DISTINCT date FROM ${staging}) ORDER BY s.record_id LIMIT 5`,
+            WHERE NOT ${replacedBy(replace, staging, "r")} ORDER BY s.record_id LIMIT 5`,
           [brandId],
         )
       ).getRowObjectsJS();
@@ -350,14 +352,14 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
         );
       }
       await connection.run(
-        `DELETE FROM records WHERE brand_id = ? AND date IN (SELECT DISTINCT date FROM ${staging})`,
+        `DELETE FROM records WHERE brand_id = ? AND ${replacedBy(replace, staging, "records")}`,
         [brandId],
       );
       await connection.run(
         `INSERT INTO records SELECT ? AS brand_id, * FROM ${staging} ORDER BY date, record_id`,
         [brandId],
       );
-      await stampLoad(sqlRun(connection), { brandId, staging, bySource: false, now: new Date() });
+      await stampLoad(sqlRun(connection), { brandId, staging, replace, now: new Date() });
       const loadId = `load_${randomBytes(8).toString("hex")}`;
       const [summary] = (
         await connection.runAndReadAll(

@@ -16,6 +16,7 @@ import {
   stampScopeChange,
 } from "../data-versions.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
+import { replacedBy } from "../replace-scope.js";
 import { appStateValues, narrowingChanged, rowMapping } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
 import { SqlStore } from "../sql-store.js";
@@ -277,13 +278,14 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
       const count = await copyRecords(client, staging, records);
       await run(`ANALYZE ${staging}`);
       await run("SELECT pg_advisory_xact_lock($1)", [loadLockKey(brandId)]);
-      // A record id names one record of the brand: it may move within the replaced days, but may
-      // not collide with a record on a day this load leaves alone.
+      // A record id names one record of the brand: it may move within the replaced rows, but may
+      // not collide with a record this load leaves alone.
+      const replace = origin.replace ?? "days";
       const clashes = (
         await run(
           `SELECT s.record_id, to_char(r.date, 'YYYY-MM-DD') AS kept_day FROM ${staging} s
             JOIN records r ON r.brand_id = $1 AND r.record_id = s.record_id
-            WHERE r.date NOT IN (SELECT DISTINCT date FROM ${staging}) ORDER BY s.record_id LIMIT 5`,
+            WHERE NOT ${replacedBy(replace, staging, "r")} ORDER BY s.record_id LIMIT 5`,
           [brandId],
         )
       ).rows;
@@ -295,10 +297,9 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
           })),
         );
       }
-      await run(
-        `DELETE FROM records WHERE brand_id = $1 AND date IN (SELECT DISTINCT date FROM ${staging})`,
-        [brandId],
-      );
+      await run(`DELETE FROM records WHERE brand_id = $1 AND ${replacedBy(replace, staging, "records")}`, [
+        brandId,
+      ]);
       await run(
         `INSERT INTO records (brand_id, ${STAGED_RECORD_COLUMNS.join(", ")})
           SELECT $1, ${STAGED_RECORD_COLUMNS.join(", ")} FROM ${staging} ORDER BY date, record_id`,
@@ -318,7 +319,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
           VALUES ($1, $2, CAST($3 AS date), now(), $4, $5, CAST($6 AS date), CAST($7 AS date))`,
         [brandId, loadId, origin.processingDate, origin.source, count, firstDay, lastDay],
       );
-      await stampLoad(sqlRun(client), { brandId, staging, bySource: false, now: new Date() });
+      await stampLoad(sqlRun(client), { brandId, staging, replace, now: new Date() });
       return {
         loadId,
         rows: count,
