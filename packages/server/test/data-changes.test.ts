@@ -367,9 +367,9 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
           }`,
           { c: "brand-acme", r: { from: day, to: day }, f: { dataSources: [dataSource] } },
         );
-        return (page.body.data?.["marketingRecords"] as { recordId: string }[])
-          .map((row) => row.recordId)
-          .sort();
+        const records = page.body.data?.["marketingRecords"] as { recordId: string }[] | undefined;
+        assert.ok(records, JSON.stringify(page.body));
+        return records.map((row) => row.recordId).sort();
       };
       const googleBefore = await bySource("google_ads");
       const tiktokBefore = await bySource("tiktok_ads");
