@@ -391,6 +391,54 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       );
     });
 
+    if (engine.name === "postgres") {
+      it("gives identical versions and changes on a second instance over the same database", async () => {
+        const otherStore = await engine.open();
+        const other = await buildService(config, { store: otherStore });
+        try {
+          const ask = async (instance: Service, since: string | null) => {
+            const issued = await instance.app.inject({
+              method: "POST",
+              url: "/oauth2/token",
+              headers: {
+                authorization: `Basic ${Buffer.from(`${credentials.apps[0]!.appClientId}:${credentials.apps[0]!.appClientSecret}`).toString("base64")}`,
+                "content-type": "application/x-www-form-urlencoded",
+              },
+              payload: "grant_type=client_credentials&scope=api_data%2Fread",
+            });
+            const response = await instance.app.inject({
+              method: "POST",
+              url: "/graphql",
+              headers: {
+                authorization: `Bearer ${issued.json().access_token}`,
+                "content-type": "application/json",
+              },
+              payload: JSON.stringify({
+                query: CHANGES,
+                variables: { c: "brand-acme", r: whole(), s: since },
+              }),
+            });
+            return response.json().data.marketingDataChanges as Changes;
+          };
+          const { dataVersion } = await ask(service, null);
+          assert.deepEqual(await ask(other, null), await ask(service, null));
+          const day = addDays(first(), 7);
+          await load("via-first.csv", [
+            `i-${day},${day},GB,google_ads,search,c-i,Instance,1,1,1.00,0,1.00,GBP`,
+          ]);
+          const seenByOther = await ask(other, dataVersion);
+          assert.deepEqual(seenByOther, await ask(service, dataVersion));
+          assert.deepEqual(
+            seenByOther.days.map((entry) => entry.date),
+            [day],
+          );
+        } finally {
+          await other.app.close();
+          await otherStore.close();
+        }
+      });
+    }
+
     it("keeps versions and changes across a restart of the store", async () => {
       const beforeRestart = await changes(whole(), null);
       const version = beforeRestart.dataVersion;
