@@ -7,7 +7,10 @@
  * `dataVersion`; then the other pages, `concurrency` at a time) and only then yielded. If any
  * page reports another `dataVersion` or `totalCount` than page 1, or the pages do not add up to
  * `totalCount`, or a recordId repeats, the window is fetched again from page 1 and nothing of the
- * failed try is yielded. Buffering a window (rather than remembering yielded recordIds) is what
+ * failed try is yielded. A records walk by day over every field and no filter first repairs a try
+ * that met a load instead: `marketingDataChanges` names the days the load changed, those days
+ * (and any day whose rows the shifted pages cut) are fetched again, the others are kept, and
+ * page 1 asked again confirms nothing changed meanwhile (`repairWindow`). Buffering a window (rather than remembering yielded recordIds) is what
  * makes the result equal to the new data: rows yielded before a reload could have changed. The
  * price is memory for one window (two while the next one is prefetched); `windowDays` bounds it.
  */
@@ -138,6 +141,25 @@ interface WalkPlan<Row> {
   rowOf: (raw: Record<string, unknown>) => Row;
   /** A unique key per row, when rows have one: a repeat within a window means the walk is torn. */
   keyOf?: (row: Row) => string;
+  /**
+   * For a records walk sorted by day alone, over every field, with no filter: the day of a row,
+   * and the sort's direction. Such a walk that meets a load is repaired, not restarted.
+   */
+  repair?: { dateOf: (row: Row) => string; newestFirst: boolean };
+}
+
+/** A try of a window that met a load or came apart: why, and what it had fetched. */
+interface TornWindow<Row> {
+  reason: string;
+  /** The version of its page 1, and the other version a page reported (when that tore it). */
+  fromVersion: string;
+  toVersion?: string;
+  pages: (Page<Row> | undefined)[];
+}
+
+/** Byte order of UTF-8 text: how the service breaks ties by recordId ("C" collation). */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 /**
@@ -324,6 +346,12 @@ export class MdqClient {
       ...walkSettings(options),
       rowOf: (raw) => raw as Row,
       keyOf: (row) => row.recordId,
+      ...(sort.length === 1 &&
+      sort[0]!.field === "DATE_DAY" &&
+      !options.filter &&
+      fields.length === RECORD_FIELDS.length
+        ? { repair: { dateOf: (row: Row) => String((row as Record<string, unknown>)["date"]), newestFirst } }
+        : {}),
     });
   }
 
@@ -465,14 +493,108 @@ export class MdqClient {
     for (let restarts = 0; ; restarts += 1) {
       const torn = await this.tryWindow(plan, index, outer);
       if (Array.isArray(torn)) return torn;
+      if (restarts === 0 && torn.toVersion !== undefined) {
+        const repaired = await this.repairWindow(plan, index, torn, outer);
+        if (repaired) return repaired;
+      }
       if (restarts >= MAX_WINDOW_RESTARTS) {
         throw new MdqClientError(
           "DATA_CHANGED",
-          `the data of ${window.from}..${window.to} changed on each of ${restarts + 1} tries (${torn})`,
+          `the data of ${window.from}..${window.to} changed on each of ${restarts + 1} tries (${torn.reason})`,
         );
       }
-      this.onEvent?.({ type: "window-restart", window, reason: torn });
+      this.onEvent?.({ type: "window-restart", window, reason: torn.reason });
     }
+  }
+
+  /**
+   * Completes a try of a records window that met a load, fetching again only the days the load
+   * changed and the days the other try's pages did not hold whole (a load before them in the sort
+   * shifts them across page boundaries; each day's count comes from `marketingDataChanges`).
+   * Returns the window's pages, or undefined when it cannot (a scope change, another load meanwhile,
+   * a service without data versions): the caller then fetches the window again from page 1.
+   */
+  private async repairWindow<Row>(
+    plan: WalkPlan<Row>,
+    index: number,
+    torn: TornWindow<Row>,
+    outer: AbortSignal,
+  ): Promise<Page<Row>[] | undefined> {
+    const repair = plan.repair;
+    const window = plan.windows[index]!;
+    if (!repair || !plan.keyOf) return undefined;
+    let changed: DataChanges;
+    let now: DataChanges;
+    try {
+      changed = await this.dataChanges({ ...window, since: torn.fromVersion, signal: outer });
+      now = await this.dataChanges({ ...window, since: null, signal: outer });
+    } catch (error) {
+      if (error instanceof MdqClientError && error.code !== "ABORTED") return undefined;
+      throw error;
+    }
+    if (changed.fullResyncRequired) return undefined;
+    const changedDays = new Set(changed.days.map((day) => day.date));
+    const kept = new Map<string, Map<string, Row>>();
+    for (const page of torn.pages) {
+      for (const row of page?.rows ?? []) {
+        const date = repair.dateOf(row);
+        if (changedDays.has(date)) continue;
+        let day = kept.get(date);
+        if (!day) kept.set(date, (day = new Map()));
+        day.set(plan.keyOf(row), row);
+      }
+    }
+    const refetched: string[] = [];
+    const rowsOf = new Map<string, Row[]>();
+    for (const day of now.days) {
+      const held = kept.get(day.date);
+      if (!changedDays.has(day.date) && held !== undefined && held.size === day.rows) {
+        rowsOf.set(day.date, [...held.values()]);
+        continue;
+      }
+      refetched.push(day.date);
+      const dayPlan: WalkPlan<Row> = { ...plan, windows: [{ from: day.date, to: day.date }] };
+      delete dayPlan.repair;
+      const pages = await this.fetchWindow(dayPlan, 0, outer);
+      rowsOf.set(
+        day.date,
+        pages.flatMap((page) => page.rows),
+      );
+    }
+    const dates = [...rowsOf.keys()].sort();
+    if (repair.newestFirst) dates.reverse();
+    const rows = dates.flatMap((date) =>
+      rowsOf.get(date)!.sort((a, b) => byteOrder(plan.keyOf!(a), plan.keyOf!(b))),
+    );
+    // Page 1 again: the window's version must still be the one the load made, and its first rows
+    // and total those assembled here; otherwise another load came meanwhile.
+    const check = await this.fetchPage(plan, index, 1, outer);
+    const firstIds = check.rows.map(plan.keyOf);
+    if (
+      check.pageInfo.dataVersion !== torn.toVersion ||
+      check.pageInfo.totalCount !== rows.length ||
+      firstIds.some((id, position) => plan.keyOf!(rows[position]!) !== id)
+    ) {
+      return undefined;
+    }
+    const pages: Page<Row>[] = [];
+    for (let start = 0, page = 1; start < rows.length || page === 1; start += plan.pageSize, page += 1) {
+      pages.push({
+        window,
+        windowIndex: index,
+        windowCount: plan.windows.length,
+        pageInfo: {
+          ...check.pageInfo,
+          page,
+          hasNextPage: start + plan.pageSize < rows.length,
+        },
+        rows: rows.slice(start, start + plan.pageSize),
+        lastInWindow: false,
+      });
+    }
+    pages[pages.length - 1]!.lastInWindow = true;
+    this.onEvent?.({ type: "window-repair", window, days: refetched });
+    return pages;
   }
 
   /** Fetches every page of a window; returns them, or why the window must be fetched again. */
@@ -480,30 +602,34 @@ export class MdqClient {
     plan: WalkPlan<Row>,
     index: number,
     outer: AbortSignal,
-  ): Promise<Page<Row>[] | string> {
+  ): Promise<Page<Row>[] | TornWindow<Row>> {
     const first = await this.fetchPage(plan, index, 1, outer);
     const { totalCount, dataVersion } = first.pageInfo;
     const pageCount = Math.max(1, Math.ceil(totalCount / plan.pageSize));
     const pages: Page<Row>[] = [first];
     let torn: string | undefined;
+    let toVersion: string | undefined;
     let failure: unknown;
     let nextPage = 2;
     const stop = new AbortController();
     const signal = AbortSignal.any([outer, stop.signal]);
+    // A walk that can be repaired goes on after meeting a load: its pages keep the unchanged days.
+    const goingOn = () => torn === undefined || (plan.repair !== undefined && toVersion !== undefined);
     const worker = async () => {
-      while (torn === undefined && failure === undefined && nextPage <= pageCount) {
+      while (goingOn() && failure === undefined && nextPage <= pageCount) {
         const number = nextPage;
         nextPage += 1;
         try {
           const page = await this.fetchPage(plan, index, number, signal);
           pages[number - 1] = page;
           if (page.pageInfo.dataVersion !== dataVersion) {
-            torn = `dataVersion ${dataVersion} became ${page.pageInfo.dataVersion}`;
+            torn ??= `dataVersion ${dataVersion} became ${page.pageInfo.dataVersion}`;
+            toVersion ??= page.pageInfo.dataVersion;
           } else if (page.pageInfo.totalCount !== totalCount) {
-            torn = `totalCount ${totalCount} became ${page.pageInfo.totalCount}`;
+            torn ??= `totalCount ${totalCount} became ${page.pageInfo.totalCount}`;
           }
-          // The try is lost: stop the other requests of this try.
-          if (torn !== undefined) stop.abort();
+          // The try is lost (unless it will be repaired): stop the other requests of this try.
+          if (!goingOn()) stop.abort();
         } catch (error) {
           if (torn === undefined && failure === undefined) failure = error;
           stop.abort();
@@ -513,7 +639,13 @@ export class MdqClient {
     const workers = Math.min(plan.concurrency, pageCount - 1);
     await Promise.all(Array.from({ length: workers }, worker));
     if (failure !== undefined) throw failure;
-    if (torn !== undefined) return torn;
+    const tornBy = (reason: string): TornWindow<Row> => ({
+      reason,
+      fromVersion: dataVersion,
+      ...(toVersion === undefined ? {} : { toVersion }),
+      pages,
+    });
+    if (torn !== undefined) return tornBy(torn);
     let rows = 0;
     const keys = plan.keyOf ? new Set<string>() : undefined;
     for (const page of pages) {
@@ -521,12 +653,12 @@ export class MdqClient {
       if (keys) {
         for (const row of page.rows) {
           const key = plan.keyOf!(row);
-          if (keys.has(key)) return `recordId ${key} came twice`;
+          if (keys.has(key)) return tornBy(`recordId ${key} came twice`);
           keys.add(key);
         }
       }
     }
-    if (rows !== totalCount) return `the pages hold ${rows} rows, not totalCount ${totalCount}`;
+    if (rows !== totalCount) return tornBy(`the pages hold ${rows} rows, not totalCount ${totalCount}`);
     pages[pages.length - 1]!.lastInWindow = true;
     return pages;
   }

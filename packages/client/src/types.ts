@@ -131,4 +131,6 @@ export type MdqClientEvent =
   | { type: "rate-limited"; retryAfterSeconds: number; url: string }
   | { type: "token-rejected"; url: string }
   | { type: "window-restart"; window: { from: string; to: string }; reason: string }
+  /** A window met a load and only the days it changed were fetched again (CONTRACT §6). */
+  | { type: "window-repair"; window: { from: string; to: string }; days: string[] }
   | { type: "page"; window: { from: string; to: string }; page: number; rows: number; totalCount: number };

@@ -85,6 +85,11 @@ export function syncEventHandler(progress: ProgressReporter, totals: Map<string,
           `request failed (${event.status ?? event.reason}); attempt ${event.attempt + 1} in ${duration(event.delayMs / 1000)}`,
         );
         break;
+      case "window-repair":
+        progress.note(
+          `the data of ${event.window.from}..${event.window.to} changed while it was read; read again only ${event.days.length} day(s) it changed`,
+        );
+        break;
       case "window-restart":
         progress.note(
           `the data of ${event.window.from}..${event.window.to} changed while it was read; reading it again`,
