@@ -539,8 +539,8 @@ export class MdqClient {
       for (const row of page?.rows ?? []) {
         const date = repair.dateOf(row);
         if (changedDays.has(date)) continue;
-        let day = kept.get(date);
-        if (!day) kept.set(date, (day = new Map()));
+        const day = kept.get(date) ?? new Map<string, Row>();
+        kept.set(date, day);
         day.set(plan.keyOf(row), row);
       }
     }
