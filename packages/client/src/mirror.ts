@@ -96,9 +96,9 @@ function dayFolder(dir: string, date: string): string {
   return join(dir, `date=${date}`);
 }
 
-/** Orders records as the files hold them: by recordId (code unit order, which is deterministic). */
+/** Orders records as the files hold them: by recordId, in the service's byte order ("C" collation). */
 function byRecordId(a: MarketingRecord, b: MarketingRecord): number {
-  return a.recordId < b.recordId ? -1 : a.recordId > b.recordId ? 1 : 0;
+  return Buffer.compare(Buffer.from(a.recordId), Buffer.from(b.recordId));
 }
 
 async function readState(dir: string): Promise<MirrorState | undefined> {
