@@ -85,15 +85,7 @@ export const SCENARIOS = {
   },
   aggregate: {
     title: "90-day aggregate, day × market × source",
-    contenders: [
-      "mdq-duckdb",
-      "mdq-duckdb-nocache",
-      "mdq-postgres",
-      "mdq-postgres-nocache",
-      "bare-sql",
-      "bare-memory",
-      "yoga",
-    ],
+    contenders: PAGE_CONTENDERS.filter((name) => name !== "postgraphile"),
     baseline: "bare-sql",
     requests: (contender, context) => [
       graphqlRequest(aggregateBody(context.question), tokenFor(contender, context)),
