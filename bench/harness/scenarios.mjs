@@ -85,7 +85,15 @@ export const SCENARIOS = {
   },
   aggregate: {
     title: "90-day aggregate, day × market × source",
-    contenders: PAGE_CONTENDERS.filter((name) => name !== "postgraphile"),
+    contenders: [
+      "mdq-duckdb",
+      "mdq-duckdb-nocache",
+      "mdq-postgres",
+      "mdq-postgres-nocache",
+      "bare-sql",
+      "bare-memory",
+      "yoga",
+    ],
     baseline: "bare-sql",
     requests: (contender, context) => [
       graphqlRequest(aggregateBody(context.question), tokenFor(contender, context)),
