@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { demoRecords, planDemo } from "../src/demo/demo-data.js";
-import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
 
 const DAYS = 120;
@@ -128,20 +127,12 @@ describe("marketingAggregate", () => {
       dataSources: ["google_ads", "meta_ads"],
     });
     await store.replaceRecords("brand-calendar", calendarRecords());
-    const secret = generateAppSecret();
-    await store.createApp({
+    calendarToken = await region.newAppToken({
       appClientId: "app-calendar",
       brandId: "brand-calendar",
       name: "Calendar",
-      secretHash: hashAppSecret(secret),
-      previousSecretHash: null,
-      previousSecretExpiresAt: null,
-      markets: null,
-      dataSources: null,
-      revokedAt: null,
       createdAt: now,
     });
-    calendarToken = await region.token("app-calendar", secret);
     const readinessVersion = async (brandId: string, token: string) => {
       const response = await region.graphql(
         "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }",

@@ -10,7 +10,6 @@ import { type ErrorCode, GRAPHQL_ERROR_CODES } from "@mdq/contract";
 import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import { addDays } from "../src/calendar.js";
 import { JIT_AFTER_RUNS } from "../src/graphql/graphql-endpoint.js";
-import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 
 /** Days of demo data; the demo's FX history starts 10 days before the first of them. */
 const DATA_DAYS = 100;
@@ -475,20 +474,12 @@ describe("query-level errors over HTTP", () => {
     const day = addDays(region.today, -5);
     // Well before the demo's first FX rate (DATA_DAYS + 10 days ago): no rate exists on or before it.
     const earlyDay = addDays(region.today, -DATA_DAYS - 60);
-    const secret = generateAppSecret();
     await store.createBrand({ brandId: EARLY_BRAND, name: "Before FX", createdAt: new Date() });
     await store.addGrants(EARLY_BRAND, { markets: ["GB"], dataSources: ["google_ads"] });
-    await store.createApp({
+    tokens.early = await region.newAppToken({
       appClientId: EARLY_APP,
       brandId: EARLY_BRAND,
       name: "Before FX",
-      secretHash: hashAppSecret(secret),
-      previousSecretHash: null,
-      previousSecretExpiresAt: null,
-      markets: null,
-      dataSources: null,
-      revokedAt: null,
-      createdAt: new Date(),
     });
     await store.replaceRecords(EARLY_BRAND, [
       {
@@ -507,7 +498,6 @@ describe("query-level errors over HTTP", () => {
         currency: "GBP",
       },
     ]);
-    tokens.early = await region.token(EARLY_APP, secret);
     tokens.demo = await region.token();
     fixture = { clientId: region.credentials.apps[0]!.brandClientId, day, earlyDay };
   });

@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import { demoRecords, planDemo } from "../src/demo/demo-data.js";
-import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
 
 const DAYS = 120;
@@ -350,17 +349,7 @@ describe("tenancy: brands and grants", () => {
       { appClientId: "app-narrow-fr", brandId: "brand-narrow", markets: ["FR"], dataSources: null },
     ];
     for (const entry of apps) {
-      const secret = generateAppSecret();
-      await store.createApp({
-        ...entry,
-        name: entry.appClientId,
-        secretHash: hashAppSecret(secret),
-        previousSecretHash: null,
-        previousSecretExpiresAt: null,
-        revokedAt: null,
-        createdAt: now,
-      });
-      const token = await region.token(entry.appClientId, secret);
+      const token = await region.newAppToken({ ...entry, name: entry.appClientId, createdAt: now });
       const variables = { c: entry.brandId, r: range, p: { pageSize: 1000 } };
       const readiness = await region.graphql(
         "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }",
