@@ -253,22 +253,11 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
           app.markets.includes(record.market) &&
           app.dataSources.includes(record.dataSource),
       )
-      .map((record) => ({
-        recordId: record.recordId,
-        date: record.date,
-        market: record.market,
-        dataSource: record.dataSource,
-        channel: record.channel,
-        campaignId: record.campaignId,
-        campaignName: record.campaignName,
-        impressions: record.impressions,
-        clicks: record.clicks,
-        spend: minorToNumber(rates.minor(record.spendE4, record.currency, currency, record.date), currency),
-        conversions: Number(record.conversionsE4) / 10_000,
-        revenue: minorToNumber(
-          rates.minor(record.revenueE4, record.currency, currency, record.date),
-          currency,
-        ),
+      .map(({ spendE4, conversionsE4, revenueE4, currency: storedCurrency, ...kept }) => ({
+        ...kept,
+        spend: minorToNumber(rates.minor(spendE4, storedCurrency, currency, kept.date), currency),
+        conversions: Number(conversionsE4) / 10_000,
+        revenue: minorToNumber(rates.minor(revenueE4, storedCurrency, currency, kept.date), currency),
         currency,
       }));
   }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { startTestRegion, type TestRegion } from "@mdq/test-support";
+import { type RawPost, rawPost, startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
 import { hashAppSecret } from "../src/oauth/app-secrets.js";
@@ -59,19 +59,10 @@ describe("POST /oauth2/token", () => {
   });
   after(() => region.close());
 
-  async function post(options: {
-    authorization?: string;
-    contentType?: string | null;
-    payload?: string | Buffer;
-  }): Promise<LightMyRequestResponse> {
-    const headers: Record<string, string> = {};
-    if (options.authorization !== undefined) headers["authorization"] = options.authorization;
-    if (options.contentType !== null) headers["content-type"] = options.contentType ?? FORM;
-    const response = await region.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers,
-      payload: options.payload ?? GOOD_BODY,
+  async function post(options: RawPost): Promise<LightMyRequestResponse> {
+    const response = await rawPost(region.service, "/oauth2/token", options, {
+      contentType: FORM,
+      payload: GOOD_BODY,
     });
     responses.push(response);
     return response;

@@ -31,6 +31,8 @@ export {
   type AppCredentials,
   basicOf,
   graphqlOn,
+  type RawPost,
+  rawPost,
   requestToken,
   TOKEN_REQUEST_BODY,
   tokenFrom,
