@@ -21,7 +21,7 @@ import {
   RECORD_SORT_FIELDS,
   type RecordSortField,
 } from "@mdq/contract";
-import { addDays, startTestRegion, type TestRegion } from "@mdq/test-support";
+import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import fc from "fast-check";
 import { type DemoBrandPlan, demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
@@ -134,6 +134,16 @@ function within(values: readonly string[] | undefined, value: string): boolean {
   return values === undefined || values.includes(value);
 }
 
+/** The rows and pageInfo of a 200 answer without errors for the paged `field`. */
+function pageOf<Row>(response: GraphQLResponse, field: string) {
+  assert.equal(response.status, 200, JSON.stringify(response.body.errors));
+  assert.equal(response.body.errors, undefined);
+  const rows = response.body.data?.[field] as Row[];
+  const pageInfo = response.body.extensions?.pageInfo?.[field];
+  assert.ok(pageInfo, `extensions.pageInfo.${field} is reported`);
+  return { rows, pageInfo };
+}
+
 describe("marketingRecords and marketingAggregate under random queries", () => {
   let region: TestRegion;
   let rates: RateBook;
@@ -184,12 +194,7 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
       },
       tokens.get(app.appClientId),
     );
-    assert.equal(response.status, 200, JSON.stringify(response.body.errors));
-    assert.equal(response.body.errors, undefined);
-    const rows = response.body.data?.["marketingRecords"] as MarketingRecord[];
-    const pageInfo = response.body.extensions?.pageInfo?.["marketingRecords"];
-    assert.ok(pageInfo, "extensions.pageInfo.marketingRecords is reported");
-    return { rows, pageInfo };
+    return pageOf<MarketingRecord>(response, "marketingRecords");
   }
 
   /**
@@ -509,11 +514,7 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
         },
         tokens.get(app.appClientId),
       );
-      assert.equal(response.status, 200, JSON.stringify(response.body.errors));
-      assert.equal(response.body.errors, undefined);
-      const pageRows = response.body.data?.["marketingAggregate"] as AggregateRow[];
-      const pageInfo = response.body.extensions?.pageInfo?.["marketingAggregate"];
-      assert.ok(pageInfo);
+      const { rows: pageRows, pageInfo } = pageOf<AggregateRow>(response, "marketingAggregate");
       rows.push(...pageRows);
       if (!pageInfo.hasNextPage) {
         assert.equal(rows.length, pageInfo.totalCount, "totalCount is the number of groups");

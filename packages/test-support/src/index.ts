@@ -4,6 +4,7 @@
  * HTTP calls and calendar days. One copy for the server's, the CLI's and the client's tests.
  */
 
+export { APP_VIEW_KEYS } from "./app-view.js";
 export { CHROMIUM, startChromium, type TestBrowser } from "./chromium.js";
 export {
   CLI_MAIN,
