@@ -388,10 +388,7 @@ describe("admin API", () => {
       );
       harness.expectStatus(await harness.tokenRequest(brand.appClientId, rotated.appClientSecret), 200);
       // A token issued before the rotation stays valid: rotation changes the secret, not the tokens.
-      assert.equal(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token)).status,
-        200,
-      );
+      assert.equal((await harness.readinessOf(brand)).status, 200);
     });
 
     it("refuses graceSeconds outside 0–2592000, and an unknown app, without rotating", async () => {
@@ -417,17 +414,14 @@ describe("admin API", () => {
     it("an existing token gets 401 on the next request, and the token endpoint refuses the app", async () => {
       const brand = await harness.newBrand("brand-revoke");
       // Served once, so the app sits in this process's cache.
-      assert.equal(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token)).status,
-        200,
-      );
+      assert.equal((await harness.readinessOf(brand)).status, 200);
       const started = Date.now();
       const revoked = harness.expectStatus<{ app: { revokedAt: string } }>(
         await harness.admin("POST", `/admin/apps/${brand.appClientId}/revoke`),
         200,
       );
       assert.ok(Date.parse(revoked.app.revokedAt) >= started - 1000);
-      const refused = await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token);
+      const refused = await harness.readinessOf(brand);
       assert.equal(refused.status, 401);
       assert.deepEqual(refused.body, {
         errors: [
@@ -486,10 +480,7 @@ describe("admin API", () => {
         },
       );
 
-      assert.equal(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token)).status,
-        200,
-      );
+      assert.equal((await harness.readinessOf(brand)).status, 200);
       const jwks = await harness.region.inject({ method: "GET", url: "/.well-known/jwks.json" });
       const kids = (jwks.json() as { keys: { kid: string }[] }).keys.map((key) => key.kid);
       assert.ok(kids.includes(oldKid) && kids.includes(newKid), JSON.stringify(kids));

@@ -81,6 +81,11 @@ describe("POST /oauth2/token", () => {
     assert.notEqual(body["error_description"], "");
   }
 
+  /** Asserts that the token endpoint answers `authorization` with 400 invalid_client. */
+  async function assertInvalidClient(authorization: string): Promise<void> {
+    assertOAuthError(await post({ authorization }), 400, "invalid_client");
+  }
+
   /** Asserts a successful token response and returns the access token. */
   function assertTokenResponse(response: LightMyRequestResponse): string {
     assert.equal(response.statusCode, 200, response.body);
@@ -169,19 +174,11 @@ describe("POST /oauth2/token", () => {
 
   describe("client authentication: invalid_client (400)", () => {
     it("refuses a wrong secret", async () => {
-      assertOAuthError(
-        await post({ authorization: region.basic(undefined, `${appSecret}x`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(region.basic(undefined, `${appSecret}x`));
     });
 
     it("refuses an unknown client id", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`app-unknown:${appSecret}`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`app-unknown:${appSecret}`));
     });
 
     it("refuses a request with no Authorization header", async () => {
@@ -204,15 +201,11 @@ describe("POST /oauth2/token", () => {
     });
 
     it("refuses a revoked app with its correct secret", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`${REVOKED_APP}:${REVOKED_SECRET}`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`${REVOKED_APP}:${REVOKED_SECRET}`));
     });
 
     it("refuses a Bearer header instead of Basic", async () => {
-      assertOAuthError(await post({ authorization: `Bearer ${appSecret}` }), 400, "invalid_client");
+      await assertInvalidClient(`Bearer ${appSecret}`);
     });
 
     const encoded = () => Buffer.from(`${appClientId}:${appSecret}`).toString("base64");
@@ -251,7 +244,7 @@ describe("POST /oauth2/token", () => {
     ];
     for (const [name, header] of malformed) {
       it(`refuses a Basic header with ${name}`, async () => {
-        assertOAuthError(await post({ authorization: header() }), 400, "invalid_client");
+        await assertInvalidClient(header());
       });
     }
   });
@@ -264,19 +257,11 @@ describe("POST /oauth2/token", () => {
     });
 
     it("refuses the same secret sent raw, without form-encoding", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`${AWKWARD_APP}:${AWKWARD_SECRET}`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`${AWKWARD_APP}:${AWKWARD_SECRET}`));
     });
 
     it("refuses the raw form of a secret whose '+' decodes to a space", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`${AWKWARD_APP}:a+b%2Fc%3Ad%25e`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`${AWKWARD_APP}:a+b%2Fc%3Ad%25e`));
     });
 
     it("accepts a generated secret sent raw, since form-encoding leaves base64url unchanged", async () => {
