@@ -129,6 +129,10 @@ describe("admin API", () => {
       content: () => csv(line({ [column]: value })),
       details: [{ line: firstBad, column, message }],
     });
+    const unclosedQuote = {
+      line: firstBad,
+      message: 'a quoted field is not closed properly (a double quote inside a field is written "")',
+    };
     const cases: Case[] = [
       badValue(
         "a market that is not an ISO 3166-1 code (UK)",
@@ -203,12 +207,7 @@ describe("admin API", () => {
         file: "quote.csv",
         content: () =>
           csv(line({ campaign_name: '"Open quote' }), line({ record_id: "bad-2", campaign_id: "c-2" })),
-        details: [
-          {
-            line: firstBad,
-            message: 'a quoted field is not closed properly (a double quote inside a field is written "")',
-          },
-        ],
+        details: [unclosedQuote],
       },
       {
         name: "a quoted field that is not closed, before a line with a quoted field",
@@ -218,12 +217,7 @@ describe("admin API", () => {
             line({ campaign_name: '"Open quote' }),
             line({ record_id: "bad-2", campaign_id: "c-2", campaign_name: '"Quoted, ""x"""' }),
           ),
-        details: [
-          {
-            line: firstBad,
-            message: 'a quoted field is not closed properly (a double quote inside a field is written "")',
-          },
-        ],
+        details: [unclosedQuote],
       },
       {
         name: "text that is not UTF-8",
