@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import { demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { StoredRecord } from "../src/store/store.js";
+import { seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;
 const DIMENSIONS = "DATE_DAY DATE_WEEK DATE_MONTH MARKET DATA_SOURCE CHANNEL CAMPAIGN_ID";
@@ -105,19 +105,18 @@ describe("marketingAggregate", () => {
 
   before(async () => {
     region = await startTestRegion({ days: DAYS });
-    const options = { today: region.today, days: DAYS };
-    const plan = planDemo(options);
-    const brand = plan.brands.find((entry) => entry.brandId === "brand-acme")!;
     acme = region.credentials.apps.find((app) => app.appClientId === "app-acme-analytics")!;
     acmeToken = await region.token(acme.appClientId);
     range = { from: addDays(region.today, -90), to: addDays(region.today, -1) };
-    acmeRecords = [...demoRecords(plan, brand, options)].filter(
-      (record) =>
-        record.date >= range.from &&
-        record.date <= range.to &&
-        acme.markets.includes(record.market) &&
-        acme.dataSources.includes(record.dataSource),
-    );
+    acmeRecords = seededDemo(region, DAYS)
+      .stored.get("brand-acme")!
+      .filter(
+        (record) =>
+          record.date >= range.from &&
+          record.date <= range.to &&
+          acme.markets.includes(record.market) &&
+          acme.dataSources.includes(record.dataSource),
+      );
 
     const store = region.service.store;
     const now = new Date();

@@ -23,8 +23,8 @@ import {
 } from "@mdq/contract";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import fc from "fast-check";
-import { type DemoBrandPlan, demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
+import { appTokens, seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;
 const RECORD_RUNS = 40;
@@ -148,23 +148,19 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
   let region: TestRegion;
   let rates: RateBook;
   /** Every stored record of each brand (granted or not), from the generator the region was seeded with. */
-  const stored = new Map<string, StoredRecord[]>();
-  const tokens = new Map<string, string>();
+  let stored: Map<string, StoredRecord[]>;
+  let tokens: Map<string, string>;
   let firstDay: string;
   let lastDay: string;
 
   before(async () => {
     region = await startTestRegion({ days: DAYS });
-    const options = { today: region.today, days: DAYS };
-    const plan = planDemo(options);
-    firstDay = plan.firstDay;
-    lastDay = plan.lastDay;
-    rates = new RateBook(plan.fxRates);
-    for (const brand of plan.brands as DemoBrandPlan[]) {
-      stored.set(brand.brandId, [...demoRecords(plan, brand, options)]);
-    }
-    for (const app of region.credentials.apps)
-      tokens.set(app.appClientId, await region.token(app.appClientId));
+    const seeded = seededDemo(region, DAYS);
+    firstDay = seeded.plan.firstDay;
+    lastDay = seeded.plan.lastDay;
+    rates = new RateBook(seeded.plan.fxRates);
+    stored = seeded.stored;
+    tokens = await appTokens(region);
   });
   after(() => region.close());
 

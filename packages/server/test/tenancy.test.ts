@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import { demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { StoredRecord } from "../src/store/store.js";
+import { appTokens, seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;
 const UNGRANTED_ACME_MARKETS = ["ES", "IT", "NL"];
@@ -72,17 +72,14 @@ function emptyPage(field: string, pageSize: number, dataVersion: string) {
 describe("tenancy: brands and grants", () => {
   let region: TestRegion;
   let range: { from: string; to: string };
-  const stored = new Map<string, StoredRecord[]>();
-  const tokens = new Map<string, string>();
+  let stored: Map<string, StoredRecord[]>;
+  let tokens: Map<string, string>;
   type App = TestRegion["credentials"]["apps"][number];
 
   before(async () => {
     region = await startTestRegion({ days: DAYS });
-    const options = { today: region.today, days: DAYS };
-    const plan = planDemo(options);
-    for (const brand of plan.brands) stored.set(brand.brandId, [...demoRecords(plan, brand, options)]);
-    for (const app of region.credentials.apps)
-      tokens.set(app.appClientId, await region.token(app.appClientId));
+    stored = seededDemo(region, DAYS).stored;
+    tokens = await appTokens(region);
     range = { from: addDays(region.today, -90), to: addDays(region.today, -1) };
   });
   after(() => region.close());
