@@ -68,6 +68,20 @@ function aggregate(f: Fixture, args: string, selection = "DATE_DAY TOTAL_SPEND")
   return `{ marketingAggregate(clientId: "${f.clientId}", ${range(f.day, f.day)}, ${args}) { ${selection} } }`;
 }
 
+/** UNSUPPORTED_CURRENCY for EARLY_BRAND's day before any FX rate; `query` gets the brand and range arguments. */
+function beforeFirstRate(behaviour: string, query: (args: string) => string): ErrorCase {
+  return {
+    code: "UNSUPPORTED_CURRENCY",
+    behaviour,
+    request: (f) => ({
+      query: query(`clientId: "${EARLY_BRAND}", ${range(f.earlyDay, f.earlyDay)}`),
+      as: "early",
+    }),
+    data: "null",
+    message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
+  };
+}
+
 /**
  * The table. Each query string is sent once: Mercurius compiles a query with graphql-jit the
  * second time it sees it, and on that one request graphql-jit, not graphql-js, coerces the
@@ -387,26 +401,14 @@ const CASES: ErrorCase[] = [
     data: "null",
     message: /^TOTAL_CLICKS is selected but CLICKS is not in metrics; add it to metrics$/,
   },
-  {
-    code: "UNSUPPORTED_CURRENCY",
-    behaviour: "records converted on a day before the first FX rate",
-    request: (f) => ({
-      query: `{ marketingRecords(clientId: "${EARLY_BRAND}", ${range(f.earlyDay, f.earlyDay)}, currency: EUR) { recordId spend } }`,
-      as: "early",
-    }),
-    data: "null",
-    message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
-  },
-  {
-    code: "UNSUPPORTED_CURRENCY",
-    behaviour: "an aggregate converted on a day before the first FX rate",
-    request: (f) => ({
-      query: `{ marketingAggregate(clientId: "${EARLY_BRAND}", ${range(f.earlyDay, f.earlyDay)}, metrics: [REVENUE], currency: USD) { TOTAL_REVENUE } }`,
-      as: "early",
-    }),
-    data: "null",
-    message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
-  },
+  beforeFirstRate(
+    "records converted on a day before the first FX rate",
+    (args) => `{ marketingRecords(${args}, currency: EUR) { recordId spend } }`,
+  ),
+  beforeFirstRate(
+    "an aggregate converted on a day before the first FX rate",
+    (args) => `{ marketingAggregate(${args}, metrics: [REVENUE], currency: USD) { TOTAL_REVENUE } }`,
+  ),
   {
     code: "INVALID_DATA_VERSION",
     behaviour: "changes since a version of another region",
