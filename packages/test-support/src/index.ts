@@ -43,10 +43,12 @@ export { NGINX, type Nginx, nginxConfig, startNginx } from "./nginx.js";
 export {
   connectTo,
   createTestDatabase,
+  type DatabaseAndDir,
   POSTGRES_HOST,
   POSTGRES_PORT,
   POSTGRES_USER,
   type TestDatabase,
+  useDatabaseAndDir,
 } from "./postgres.js";
 export {
   deleteKeys,
