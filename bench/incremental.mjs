@@ -6,52 +6,23 @@
 //   - look-back (baseline, what connectors do): re-download the last 30 days, every page.
 // Prints bytes, requests and seconds of each and the ratios.
 //   npm run build && node bench/incremental.mjs [--scale 30] [--runs 3]
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { rm, writeFile } from "node:fs/promises";
 import { createServer, request as httpRequest } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MdqClient, mirror } from "../packages/client/dist/src/index.js";
+import { addDays, mdqMain as MDQ, startDemoService } from "./harness/demo-service.mjs";
+import { freePort } from "./harness/processes.mjs";
 
 const { values } = parseArgs({
   options: { scale: { type: "string", default: "30" }, runs: { type: "string", default: "3" } },
 });
-const MDQ = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
-const work = await mkdtemp(join(tmpdir(), "mdq-incremental-bench-"));
-const dataDir = join(work, "data");
-const credentialsFile = join(work, "credentials.json");
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-const addDays = (day, n) =>
-  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
-
-const seed = spawnSync(
-  process.execPath,
-  [MDQ, "demo", "--seed-only", "--scale", values.scale, "--data", dataDir, "--credentials", credentialsFile],
-  { encoding: "utf8", env: { ...process.env, MDQ_LOG_LEVEL: "warn" } },
-);
-if (seed.status !== 0) throw new Error(seed.stderr);
-const port = await freePort();
-const adminPort = await freePort();
-const serve = spawn(process.execPath, [MDQ, "serve", "--port", String(port), "--data", dataDir], {
-  env: { ...process.env, MDQ_LOG_LEVEL: "warn", MDQ_ADMIN_PORT: String(adminPort), MDQ_PAGE_CACHE_MB: "0" },
-  stdio: "ignore",
+const { work, dataDir, port, credentials, serve } = await startDemoService({
+  prefix: "mdq-incremental-bench-",
+  scale: values.scale,
+  env: { MDQ_PAGE_CACHE_MB: "0" },
 });
-const base = `http://127.0.0.1:${port}`;
-for (let tries = 0; ; tries += 1) {
-  try {
-    if ((await fetch(`${base}/livez`)).ok) break;
-  } catch {}
-  if (tries > 400) throw new Error("mdq serve did not start");
-  await new Promise((resolve) => setTimeout(resolve, 50));
-}
 
 /** A loopback proxy in front of the service that counts requests and the bytes of their answers. */
 const counted = { requests: 0, bytes: 0 };
@@ -73,7 +44,6 @@ const proxyPort = await freePort();
 await new Promise((resolve) => proxy.listen(proxyPort, "127.0.0.1", resolve));
 const via = `http://127.0.0.1:${proxyPort}`;
 
-const credentials = JSON.parse(await readFile(credentialsFile, "utf8"));
 const app = credentials.apps[0];
 const client = () =>
   new MdqClient({

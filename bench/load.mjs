@@ -12,13 +12,13 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { openDuckDbStore } from "../packages/server/dist/src/index.js";
 import { readRecordsFile } from "../packages/server/dist/src/load/records-file.js";
+import { freePort } from "./harness/processes.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -79,16 +79,6 @@ async function timed(work) {
 }
 
 const median = (numbers) => [...numbers].sort((a, b) => a - b)[Math.floor((numbers.length - 1) / 2)];
-
-async function freePort() {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address();
-  server.close();
-  await once(server, "close");
-  return port;
-}
 
 const generation = await timed(async () => {
   const instance = await DuckDBInstance.create(":memory:");

@@ -4,68 +4,25 @@
 // every field, 90-day windows — against the same `mdq serve`. Prints rows/s, the ratio, and how
 // many 429s each client received (the SDK must receive none).
 //   npm run build && node bench/sync.mjs [--scale 120] [--days 400]
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MdqClient } from "../packages/client/dist/src/index.js";
+import { addDays, startDemoService } from "./harness/demo-service.mjs";
 
 const { values } = parseArgs({
   options: { scale: { type: "string", default: "120" }, days: { type: "string", default: "400" } },
 });
-const MDQ = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
-const work = await mkdtemp(join(tmpdir(), "mdq-sync-bench-"));
-const dataDir = join(work, "data");
-const credentialsFile = join(work, "credentials.json");
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-
-let seeding = performance.now();
-const seed = spawnSync(
-  process.execPath,
-  [
-    MDQ,
-    "demo",
-    "--seed-only",
-    "--scale",
-    values.scale,
-    "--days",
-    values.days,
-    "--data",
-    dataDir,
-    "--credentials",
-    credentialsFile,
-  ],
-  { encoding: "utf8", env: { ...process.env, MDQ_LOG_LEVEL: "warn" } },
-);
-if (seed.status !== 0) throw new Error(seed.stderr);
-seeding = (performance.now() - seeding) / 1000;
-const port = await freePort();
-const serve = spawn(process.execPath, [MDQ, "serve", "--port", String(port), "--data", dataDir], {
-  env: { ...process.env, MDQ_LOG_LEVEL: "warn", MDQ_ADMIN_PORT: String(await freePort()) },
-  stdio: "ignore",
-});
-const base = `http://localhost:${port}`;
-for (let tries = 0; ; tries += 1) {
-  try {
-    if ((await fetch(`${base}/livez`)).ok) break;
-  } catch {}
-  if (tries > 200) throw new Error("mdq serve did not start");
-  await new Promise((resolve) => setTimeout(resolve, 50));
-}
-const credentials = JSON.parse(await readFile(credentialsFile, "utf8"));
+const {
+  work,
+  base,
+  credentials,
+  seedingSeconds: seeding,
+  serve,
+} = await startDemoService({ prefix: "mdq-sync-bench-", scale: values.scale, days: values.days });
 const app = credentials.apps[0];
 const today = new Date().toISOString().slice(0, 10);
-const addDays = (day, n) =>
-  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const from = addDays(today, -Number(values.days));
 const to = addDays(today, -1);
 

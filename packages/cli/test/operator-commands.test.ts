@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { AppView } from "@mdq/server";
 import {
+  APP_VIEW_KEYS,
   createTestDatabase,
   environment,
   freePort,
@@ -280,16 +281,7 @@ for (const engine of ["duckdb", "postgres"] as const)
       assert.equal(created.code, 0, created.stderr);
       analytics = JSON.parse(created.stdout);
       assert.deepEqual(Object.keys(analytics).sort(), ["app", "appClientSecret"]);
-      assert.deepEqual(Object.keys(analytics.app).sort(), [
-        "appClientId",
-        "brandId",
-        "createdAt",
-        "dataSources",
-        "markets",
-        "name",
-        "previousSecretExpiresAt",
-        "revokedAt",
-      ]);
+      assert.deepEqual(Object.keys(analytics.app).sort(), APP_VIEW_KEYS);
       assert.equal(analytics.app.brandId, "brand-acme");
       assert.deepEqual(analytics.app.markets, ["GB"]);
       assert.equal(analytics.app.dataSources, null);

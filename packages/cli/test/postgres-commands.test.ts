@@ -18,6 +18,7 @@ import {
   startServe,
   type TestDatabase,
   tokenCall,
+  useDatabaseAndDir,
 } from "@mdq/test-support";
 
 const SECRET_PASSWORD = "pa55-w0rd-never-printed";
@@ -98,20 +99,10 @@ describe("mdq migrate", () => {
 });
 
 describe("mdq demo on PostgreSQL", () => {
-  let database: TestDatabase;
-  let work: string;
-
-  before(async () => {
-    database = await createTestDatabase("demo");
-    work = await mkdtemp(join(tmpdir(), "mdq-pg-demo-"));
-  });
-
-  after(async () => {
-    await database.drop();
-    await rm(work, { recursive: true, force: true });
-  });
+  const workspace = useDatabaseAndDir("pg_demo");
 
   it("seeds an empty database, which mdq serve then serves through the real token and GraphQL path", async () => {
+    const { database, dir: work } = workspace;
     const env = { MDQ_DATABASE_URL: database.url };
     const credentialsFile = join(work, "creds.json");
     const seeded = await runMdq(
@@ -153,6 +144,7 @@ describe("mdq demo on PostgreSQL", () => {
   });
 
   it("re-seeds its own database on a second run: the new secrets work, the old ones stop", async () => {
+    const { database, dir: work } = workspace;
     const env = { MDQ_DATABASE_URL: database.url };
     const first = JSON.parse(await readFile(join(work, "creds.json"), "utf8")) as DemoApps;
     const again = await runMdq(
@@ -194,6 +186,7 @@ describe("mdq demo on PostgreSQL", () => {
   });
 
   it("refuses a database that holds other brands (exit 2) and changes nothing", async () => {
+    const { database, dir: work } = workspace;
     const env = { MDQ_DATABASE_URL: database.url };
     const serve = await startServe(join(work, "serve"), env);
     try {

@@ -36,6 +36,16 @@ import {
 
 const RATE_LIMIT = 100;
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";
+
+/** Asks the instance at `url` for the readiness of `app`'s brand (`options`: client address, headers). */
+function readinessOf(
+  url: string,
+  token: string,
+  app: { brandClientId: string },
+  options?: Parameters<typeof graphqlCall>[4],
+): ReturnType<typeof graphqlCall> {
+  return graphqlCall(url, token, READINESS, { c: app.brandClientId }, options);
+}
 const RECORDS =
   "query($c: ID!, $from: Date!, $to: Date!) { marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, pagination: {page: 1, pageSize: 1000}) { recordId spend } }";
 
@@ -163,7 +173,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     const app = apps[0]!;
     const issued = await token(app, instances[0]!.url);
     for (const instance of instances) {
-      const answer = await graphqlCall(instance.url, issued, READINESS, { c: app.brandClientId });
+      const answer = await readinessOf(instance.url, issued, app);
       assert.equal(answer.status, 200, `${instance.url}: ${answer.body}`);
       assert.ok(JSON.parse(answer.body).data.marketingDataReadiness.status);
     }
@@ -175,13 +185,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     const statuses: number[] = [];
     for (let n = 0; n < RATE_LIMIT + 30; n++) {
       const instance = instances[n % instances.length]!;
-      const answer = await graphqlCall(
-        instance.url,
-        issued,
-        READINESS,
-        { c: app.brandClientId },
-        { from: "127.0.0.10" },
-      );
+      const answer = await readinessOf(instance.url, issued, app, { from: "127.0.0.10" });
       statuses.push(answer.status);
     }
     assert.equal(statuses.filter((status) => status === 200).length, RATE_LIMIT);
@@ -196,7 +200,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     const app = apps[0]!;
     const issued = await token(app);
     const ask = (from: string, headers: Record<string, string> = {}, url = nginx.url) =>
-      graphqlCall(url, issued, READINESS, { c: app.brandClientId }, { from, headers });
+      readinessOf(url, issued, app, { from, headers });
     for (let n = 0; n < RATE_LIMIT; n++) assert.equal((await ask("127.0.0.20")).status, 200);
     const refused = await ask("127.0.0.20");
     assert.equal(refused.status, 429, refused.body);
@@ -217,10 +221,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     const app = apps[1]!;
     const issued = await token(app);
     for (const instance of instances.slice(1)) {
-      assert.equal(
-        (await graphqlCall(instance.url, issued, READINESS, { c: app.brandClientId })).status,
-        200,
-      );
+      assert.equal((await readinessOf(instance.url, issued, app)).status, 200);
     }
     const revoked = await runMdq([
       "app",
@@ -234,8 +235,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     for (const instance of instances.slice(1)) {
       const took = await eventually(
         `revocation on ${instance.url}`,
-        async () =>
-          (await graphqlCall(instance.url, issued, READINESS, { c: app.brandClientId })).status === 401,
+        async () => (await readinessOf(instance.url, issued, app)).status === 401,
         60_000,
       );
       assert.ok(took < 10_000, `the change feed carried it in ${took} ms`);
@@ -254,7 +254,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     const header = JSON.parse(Buffer.from(issued.split(".")[0]!, "base64url").toString()) as { kid: string };
     assert.equal(header.kid, kid, "the first instance signs with the new key");
     for (const instance of instances) {
-      const answer = await graphqlCall(instance.url, issued, READINESS, { c: app.brandClientId });
+      const answer = await readinessOf(instance.url, issued, app);
       assert.equal(answer.status, 200, `${instance.url}: ${answer.body}`);
       const jwks = JSON.parse((await httpCall(`${instance.url}/.well-known/jwks.json`)).body) as {
         keys: { kid: string }[];
@@ -323,13 +323,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     redisGate.block();
     try {
       for (let n = 0; n < 5; n++) {
-        const answer = await graphqlCall(
-          instance.url,
-          issued,
-          READINESS,
-          { c: app.brandClientId },
-          { from: "127.0.0.50" },
-        );
+        const answer = await readinessOf(instance.url, issued, app, { from: "127.0.0.50" });
         assert.equal(answer.status, 200, answer.body);
         assert.ok(answer.headers["ratelimit"], "the limit is still applied and announced");
       }
@@ -372,10 +366,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
       "nginx retried what the dead instance dropped",
     );
     for (const instance of instances.slice(0, 2)) {
-      assert.equal(
-        (await graphqlCall(instance.url, issued, READINESS, { c: app.brandClientId })).status,
-        200,
-      );
+      assert.equal((await readinessOf(instance.url, issued, app)).status, 200);
     }
   });
 
@@ -390,7 +381,7 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     await new Promise((resolve) => setTimeout(resolve, 300));
     const exited = instance.stop("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const late = await graphqlCall(instance.url, issued, READINESS, { c: app.brandClientId }).then(
+    const late = await readinessOf(instance.url, issued, app).then(
       (answer) => answer.status,
       () => "refused",
     );

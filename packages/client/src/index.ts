@@ -17,15 +17,7 @@ export {
   DEFAULT_SERVICE_URL,
   validateClientConfig,
 } from "./config.js";
-export {
-  addDays,
-  type DateWindow,
-  fromEpochDay,
-  MAX_WINDOW_DAYS,
-  splitDateRange,
-  toEpochDay,
-  type WindowAlignment,
-} from "./date-windows.js";
+export * from "./date-windows.js";
 export {
   CLIENT_ERROR_CODES,
   type GraphQLErrorEntry,

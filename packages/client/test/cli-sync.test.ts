@@ -161,6 +161,18 @@ describe("mdq-client sync", { concurrency: true }, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** Runs `mdq-client sync args --out out` and SIGKILLs it once its checkpoint satisfies `when`. */
+  async function syncKilledWhen(
+    args: string[],
+    out: string,
+    when: (checkpoint: SyncCheckpoint) => boolean,
+    environment = env,
+  ): Promise<{ killed: boolean; run: CliRun }> {
+    const { child, done } = startCli(["sync", ...args, "--out", out], environment);
+    const killed = await killWhen<SyncCheckpoint>(child, `${out}.checkpoint.json`, when);
+    return { killed, run: await done };
+  }
+
   it("writes CSV and NDJSON whose rows, impressions and spend match the service's own totals", async () => {
     const csvRun = runs["csv"]!;
     assert.equal(csvRun.code, 0, csvRun.stderr);
@@ -235,13 +247,11 @@ describe("mdq-client sync", { concurrency: true }, () => {
     const out = join(dir, "resumed.csv");
     const args = ["--from", from, "--to", to, "--page-size", "1000", "--window-days", "90"];
 
-    const { child, done } = startCli(["sync", ...args, "--out", out], env);
-    const killed = await killWhen<SyncCheckpoint>(
-      child,
-      `${out}.checkpoint.json`,
+    const { killed, run: interrupted } = await syncKilledWhen(
+      args,
+      out,
       (checkpoint) => checkpoint.current !== null && checkpoint.current.page >= 1,
     );
-    const interrupted = await done;
     assert.equal(killed, true, "the sync was still running mid-window");
     assert.equal(interrupted.signal, "SIGKILL");
     assert.equal(existsSync(out), false, "no output file before the sync completes");
@@ -263,13 +273,7 @@ describe("mdq-client sync", { concurrency: true }, () => {
   it("resumes a Parquet sync killed mid-way into a file identical to an uninterrupted one", async () => {
     const out = join(dir, "resumed.parquet");
     const args = ["--from", from, "--to", to, "--page-size", "1000", "--window-days", "30"];
-    const { child, done } = startCli(["sync", ...args, "--out", out], env);
-    const killed = await killWhen<SyncCheckpoint>(
-      child,
-      `${out}.checkpoint.json`,
-      (checkpoint) => checkpoint.pages >= 1,
-    );
-    await done;
+    const { killed } = await syncKilledWhen(args, out, (checkpoint) => checkpoint.pages >= 1);
     assert.equal(killed, true);
     assert.equal(existsSync(out), false);
     const resumed = await runCli(["sync", ...args, "--out", out], env);
@@ -282,13 +286,16 @@ describe("mdq-client sync", { concurrency: true }, () => {
     const globex = cliEnv(region, { appIndex: 2 });
     const out = join(dir, "reloaded.ndjson");
     const args = ["--from", from, "--to", to, "--page-size", "1000", "--window-days", "90"];
-    const { child, done } = startCli(["sync", ...args, "--out", out], globex);
     const seen: { window: SyncCheckpoint["current"] } = { window: null };
-    const killed = await killWhen<SyncCheckpoint>(child, `${out}.checkpoint.json`, (checkpoint) => {
-      seen.window = checkpoint.current;
-      return checkpoint.current !== null && checkpoint.current.page >= 1;
-    });
-    await done;
+    const { killed } = await syncKilledWhen(
+      args,
+      out,
+      (checkpoint) => {
+        seen.window = checkpoint.current;
+        return checkpoint.current !== null && checkpoint.current.page >= 1;
+      },
+      globex,
+    );
     assert.equal(killed, true);
     const day = seen.window!.from;
     const reload: StoredRecord = {
@@ -322,9 +329,7 @@ describe("mdq-client sync", { concurrency: true }, () => {
 
   it("starts afresh when the checkpoint is for another range, and refuses a second sync to the same file", async () => {
     const out = join(dir, "other.csv");
-    const { child, done } = startCli(["sync", "--from", from, "--to", to, "--out", out], env);
-    await killWhen<SyncCheckpoint>(child, `${out}.checkpoint.json`, (checkpoint) => checkpoint.pages >= 1);
-    await done;
+    await syncKilledWhen(["--from", from, "--to", to], out, (checkpoint) => checkpoint.pages >= 1);
     const last30 = addDays(to, -29);
     const other = await runCli(["sync", "--from", last30, "--to", to, "--out", out], env);
     assert.equal(other.code, 0, other.stderr);

@@ -37,19 +37,12 @@ function isFirstPageOf(seen: SeenRequest, from: string): boolean {
 
 /** What is stored for a day, rebuilt from what the API shows, with `change` applied. */
 function storedOf(record: MarketingRecord, change: Partial<StoredRecord> = {}): StoredRecord {
+  const { spend, conversions, revenue, currency: _shown, ...kept } = record;
   return {
-    recordId: record.recordId,
-    date: record.date,
-    market: record.market,
-    dataSource: record.dataSource,
-    channel: record.channel,
-    campaignId: record.campaignId,
-    campaignName: record.campaignName,
-    impressions: record.impressions,
-    clicks: record.clicks,
-    spendE4: BigInt(Math.round(record.spend * 10_000)),
-    conversionsE4: BigInt(Math.round(record.conversions * 10_000)),
-    revenueE4: BigInt(Math.round(record.revenue * 10_000)),
+    ...kept,
+    spendE4: BigInt(Math.round(spend * 10_000)),
+    conversionsE4: BigInt(Math.round(conversions * 10_000)),
+    revenueE4: BigInt(Math.round(revenue * 10_000)),
     currency: "EUR",
     ...change,
   };

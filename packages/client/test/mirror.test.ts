@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
+  addDays,
   type CliRun,
   cliEnv,
   type RunningService,
@@ -20,24 +21,11 @@ import {
   startService,
 } from "@mdq/test-support";
 import { parquetReadObjects } from "hyparquet";
+import type { MirrorSummary } from "../src/index.js";
 
 const DAYS = 60;
 const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
-
-interface Summary {
-  daysChecked: number;
-  daysDownloaded: number;
-  rows: number;
-  bytes: number;
-  seconds: number;
-  dataVersion: string;
-  fullResync: boolean;
-}
-
-function shift(day: string, days: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
 
 /** Sends SIGKILL once `days` day files exist in `dir`; false if the process ended first. */
 async function killWhenDays(child: ChildProcess, dir: string, days: number): Promise<boolean> {
@@ -83,14 +71,14 @@ describe("mdq-client mirror as a process", () => {
   let adminToken: string;
   const runs: CliRun[] = [];
 
-  async function mirror(dir: string, extra: string[] = [], environment = env): Promise<Summary> {
+  async function mirror(dir: string, extra: string[] = [], environment = env): Promise<MirrorSummary> {
     const result = await runCli(
       ["mirror", "--dir", dir, "--from", range.from, "--to", range.to, "--json", ...extra],
       environment,
     );
     runs.push(result);
     assert.equal(result.code, 0, result.stderr);
-    return JSON.parse(result.stdout) as Summary;
+    return JSON.parse(result.stdout) as MirrorSummary;
   }
 
   /** A fresh mirror of the same range into a new directory. */
@@ -191,7 +179,7 @@ describe("mdq-client mirror as a process", () => {
     const before = await mirror(csv);
     await mirror(ndjson, ["--format", "ndjson"]);
     await mirror(parquet, ["--format", "parquet"]);
-    const days = [shift(range.from, 3), shift(range.from, 30), range.to];
+    const days = [addDays(range.from, 3), addDays(range.from, 30), range.to];
     await restate("restate", days);
     assert.deepEqual(await changedDays(before.dataVersion), days);
 
@@ -223,7 +211,7 @@ describe("mdq-client mirror as a process", () => {
   it("after an FX change of one GBP rate re-downloads that day and every later day, none before", async () => {
     const dir = join(work, "fx");
     await mirror(dir, ["--currency", "GBP"]);
-    const changed = shift(range.from, 50);
+    const changed = addDays(range.from, 50);
     const path = join(work, "fx.csv");
     await writeFile(path, `date,currency,rate\n${changed},GBP,0.91234\n`);
     await admin("/admin/fx", { path });
@@ -258,7 +246,7 @@ describe("mdq-client mirror as a process", () => {
   it("removes a day a restatement emptied", async () => {
     const dir = join(work, "emptied");
     await mirror(dir);
-    const day = shift(range.from, 10);
+    const day = addDays(range.from, 10);
     // Only a market outside the grants left on the day: nothing visible.
     const path = join(work, "emptied.csv");
     await writeFile(
@@ -283,11 +271,11 @@ describe("mdq-client mirror as a process", () => {
       const result = await run.done;
       assert.ok(killed, "the run ended before it was killed");
       assert.equal(result.signal, "SIGKILL");
-      await restate(`kill${seed}`, [shift(range.from, seed % DAYS)]);
+      await restate(`kill${seed}`, [addDays(range.from, seed % DAYS)]);
       const again = await mirror(dir, ["--format", "ndjson"]);
       assert.ok(again.daysDownloaded >= 1);
       await assertSameFiles(dir, await fresh(["--format", "ndjson"]));
-      assert.deepEqual((await readdir(join(dir, `date=${shift(range.from, seed % DAYS)}`))).sort(), [
+      assert.deepEqual((await readdir(join(dir, `date=${addDays(range.from, seed % DAYS)}`))).sort(), [
         "records.ndjson",
       ]);
     });

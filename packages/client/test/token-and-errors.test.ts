@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import {
+  type Fault,
   type FaultProxy,
   graphqlError,
   type RunningService,
@@ -37,6 +38,16 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   let proxy: FaultProxy;
   const options = (overrides: Partial<MdqClientOptions> & { appIndex?: number } = {}) =>
     region.clientOptions({ via: proxy.url, backoffBaseMs: 5, backoffCapMs: 20, ...overrides });
+  /** A client (with `overrides`) that already holds a token, whose next GraphQL answers are `faults`. */
+  async function tokenHolder(
+    faults: Fault[],
+    overrides: Parameters<typeof options>[0] = {},
+  ): Promise<MdqClient> {
+    const client = new MdqClient(options(overrides));
+    await client.readiness();
+    proxy.script("/graphql", faults);
+    return client;
+  }
   const tokenRequests = () => proxy.count("/oauth2/token");
   const graphqlRequests = () => proxy.count("/graphql");
 
@@ -81,9 +92,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   });
 
   it("renews the token exactly once on a 401 and retries the call with the new one", async () => {
-    const client = new MdqClient(options());
-    await client.readiness();
-    proxy.script("/graphql", [unauthenticated()]);
+    const client = await tokenHolder([unauthenticated()]);
     const readiness = await client.readiness();
     assert.equal(readiness.status, "READY");
     assert.equal(tokenRequests(), 2);
@@ -94,12 +103,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   });
 
   it("shares one renewal between parallel calls refused with the same token", async () => {
-    const client = new MdqClient(options());
-    await client.readiness();
-    proxy.script(
-      "/graphql",
-      Array.from({ length: 5 }, () => unauthenticated()),
-    );
+    const client = await tokenHolder(Array.from({ length: 5 }, () => unauthenticated()));
     await Promise.all(Array.from({ length: 5 }, () => client.readiness()));
     assert.equal(tokenRequests(), 2);
     assert.equal(graphqlRequests(), 11);
@@ -165,11 +169,9 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   });
 
   it("retries a 500 up to maxAttempts, then throws INTERNAL_SERVER_ERROR", async () => {
-    const client = new MdqClient(options({ maxAttempts: 3 }));
-    await client.readiness();
-    proxy.script(
-      "/graphql",
+    const client = await tokenHolder(
       Array.from({ length: 3 }, () => graphqlError(500, "INTERNAL_SERVER_ERROR")),
+      { maxAttempts: 3 },
     );
     const error = await rejection(client.readiness());
     assert.equal(error.code, "INTERNAL_SERVER_ERROR");
@@ -178,9 +180,9 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   });
 
   it("fails at once with RATE_LIMITED when Retry-After is beyond what it may wait", async () => {
-    const client = new MdqClient(options({ maxRetryAfterSeconds: 5 }));
-    await client.readiness();
-    proxy.script("/graphql", [graphqlError(429, "RATE_LIMITED", { "retry-after": "120" })]);
+    const client = await tokenHolder([graphqlError(429, "RATE_LIMITED", { "retry-after": "120" })], {
+      maxRetryAfterSeconds: 5,
+    });
     const error = await rejection(client.readiness());
     assert.equal(error.code, "RATE_LIMITED");
     assert.equal(error.retryAfterSeconds, 120);
@@ -188,27 +190,28 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   });
 
   it("fails with NETWORK after maxAttempts dropped connections", async () => {
-    const client = new MdqClient(options({ maxAttempts: 2 }));
-    await client.readiness();
-    proxy.script("/graphql", ["drop", "drop"]);
+    const client = await tokenHolder(["drop", "drop"], { maxAttempts: 2 });
     const error = await rejection(client.readiness());
     assert.equal(error.code, "NETWORK");
     assert.equal(error.attempts, 2);
   });
 
   it("fails with TIMEOUT after maxAttempts slow answers", async () => {
-    const client = new MdqClient(options({ maxAttempts: 2, timeoutMs: 800 }));
-    await client.readiness();
-    proxy.script("/graphql", [{ delayMs: 1200 }, { delayMs: 1200 }]);
+    const client = await tokenHolder([{ delayMs: 1200 }, { delayMs: 1200 }], {
+      maxAttempts: 2,
+      timeoutMs: 800,
+    });
     const error = await rejection(client.readiness());
     assert.equal(error.code, "TIMEOUT");
     assert.equal(error.attempts, 2);
   });
 
   it("stops with ABORTED when the caller's signal fires during a backoff", async () => {
-    const client = new MdqClient(options({ backoffBaseMs: 5000, backoffCapMs: 5000, random: () => 0.99 }));
-    await client.readiness();
-    proxy.script("/graphql", [graphqlError(503, "SERVICE_UNAVAILABLE")]);
+    const client = await tokenHolder([graphqlError(503, "SERVICE_UNAVAILABLE")], {
+      backoffBaseMs: 5000,
+      backoffCapMs: 5000,
+      random: () => 0.99,
+    });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const started = Date.now();

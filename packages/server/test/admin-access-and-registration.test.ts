@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { APP_VIEW_KEYS } from "@mdq/test-support";
 import * as harness from "./admin-harness.js";
 
 describe("admin API", () => {
@@ -174,16 +175,7 @@ describe("admin API", () => {
       );
       const { app, appClientSecret } = created;
       assert.deepEqual(Object.keys(created).sort(), ["app", "appClientSecret"]);
-      assert.deepEqual(Object.keys(app).sort(), [
-        "appClientId",
-        "brandId",
-        "createdAt",
-        "dataSources",
-        "markets",
-        "name",
-        "previousSecretExpiresAt",
-        "revokedAt",
-      ]);
+      assert.deepEqual(Object.keys(app).sort(), APP_VIEW_KEYS);
       assert.equal(app["brandId"], "brand-apps");
       assert.equal(app["name"], "Reporting");
       assert.deepEqual(app["markets"], ["GB"]);
@@ -323,11 +315,13 @@ describe("admin API", () => {
         200,
       );
       assert.deepEqual(await harness.readAll(brand.brandId, brand.token), harness.byRecordId(records));
-      const filtered = await harness.region.graphql(
-        harness.RECORDS,
-        { c: brand.brandId, r: harness.RANGE, f: { markets: ["FR"] } },
-        brand.token,
-      );
+      const askFR = () =>
+        harness.region.graphql(
+          harness.RECORDS,
+          { c: brand.brandId, r: harness.RANGE, f: { markets: ["FR"] } },
+          brand.token,
+        );
+      const filtered = await askFR();
       assert.equal(filtered.status, 200);
 
       harness.expectStatus(
@@ -339,11 +333,7 @@ describe("admin API", () => {
         await harness.readAll(brand.brandId, brand.token),
         harness.byRecordId(records.filter((record) => record.market !== "FR")),
       );
-      const forbidden = await harness.region.graphql(
-        harness.RECORDS,
-        { c: brand.brandId, r: harness.RANGE, f: { markets: ["FR"] } },
-        brand.token,
-      );
+      const forbidden = await askFR();
       assert.equal(forbidden.status, 403);
       assert.deepEqual(
         forbidden.body.errors?.map((error) => error.extensions.code),
@@ -398,10 +388,7 @@ describe("admin API", () => {
       );
       harness.expectStatus(await harness.tokenRequest(brand.appClientId, rotated.appClientSecret), 200);
       // A token issued before the rotation stays valid: rotation changes the secret, not the tokens.
-      assert.equal(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token)).status,
-        200,
-      );
+      assert.equal((await harness.readinessOf(brand)).status, 200);
     });
 
     it("refuses graceSeconds outside 0–2592000, and an unknown app, without rotating", async () => {
@@ -427,17 +414,14 @@ describe("admin API", () => {
     it("an existing token gets 401 on the next request, and the token endpoint refuses the app", async () => {
       const brand = await harness.newBrand("brand-revoke");
       // Served once, so the app sits in this process's cache.
-      assert.equal(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token)).status,
-        200,
-      );
+      assert.equal((await harness.readinessOf(brand)).status, 200);
       const started = Date.now();
       const revoked = harness.expectStatus<{ app: { revokedAt: string } }>(
         await harness.admin("POST", `/admin/apps/${brand.appClientId}/revoke`),
         200,
       );
       assert.ok(Date.parse(revoked.app.revokedAt) >= started - 1000);
-      const refused = await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token);
+      const refused = await harness.readinessOf(brand);
       assert.equal(refused.status, 401);
       assert.deepEqual(refused.body, {
         errors: [
@@ -496,10 +480,7 @@ describe("admin API", () => {
         },
       );
 
-      assert.equal(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token)).status,
-        200,
-      );
+      assert.equal((await harness.readinessOf(brand)).status, 200);
       const jwks = await harness.region.inject({ method: "GET", url: "/.well-known/jwks.json" });
       const kids = (jwks.json() as { keys: { kid: string }[] }).keys.map((key) => key.kid);
       assert.ok(kids.includes(oldKid) && kids.includes(newKid), JSON.stringify(kids));

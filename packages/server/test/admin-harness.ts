@@ -177,6 +177,15 @@ export async function newBrand(
   return { brandId, appClientId, secret, token: await region.token(appClientId, secret) };
 }
 
+/** `marketingDataReadiness` of `brand` as its own app asks it, for `date` (default: today). */
+export function readinessOf(brand: { brandId: string; token: string }, date?: string) {
+  return region.graphql(
+    READINESS,
+    date === undefined ? { c: brand.brandId } : { c: brand.brandId, d: date },
+    brand.token,
+  );
+}
+
 export async function writeFileIn(name: string, content: string | Buffer): Promise<string> {
   const path = join(work, name);
   await writeFile(path, content);

@@ -115,50 +115,46 @@ describe("admin API", () => {
     /** The line of the first bad row: the header, then the good rows. */
     const firstBad = goodLines.length + 2;
 
-    const cases: {
+    type Case = {
       name: string;
       file: string;
       content: () => Promise<string | Buffer> | string | Buffer;
       details: Record<string, unknown>[];
       extra?: Record<string, unknown>;
-    }[] = [
-      {
-        name: "a market that is not an ISO 3166-1 code (UK)",
-        file: "market.csv",
-        content: () => csv(line({ market: "UK" })),
-        details: [
-          {
-            line: firstBad,
-            column: "market",
-            message: '"UK" is not an ISO 3166-1 alpha-2 country code (upper case, e.g. "GB")',
-          },
-        ],
-      },
-      {
-        name: "a day that does not exist (2020-02-30)",
-        file: "date.csv",
-        content: () => csv(line({ date: "2020-02-30" })),
-        details: [
-          {
-            line: firstBad,
-            column: "date",
-            message: '"2020-02-30" is not a calendar day written YYYY-MM-DD',
-          },
-        ],
-      },
-      {
-        name: "a data source that is not a lower-case id",
-        file: "source.csv",
-        content: () => csv(line({ data_source: "Google Ads" })),
-        details: [
-          {
-            line: firstBad,
-            column: "data_source",
-            message:
-              '"Google Ads" is not a data source id: lower-case letters, digits, "_", "." and "-", starting with a letter or digit, at most 64 characters',
-          },
-        ],
-      },
+    };
+    /** A case of one bad value in `column` of the first bad line, reported with `message`. */
+    const badValue = (name: string, file: string, column: string, value: string, message: string): Case => ({
+      name,
+      file,
+      content: () => csv(line({ [column]: value })),
+      details: [{ line: firstBad, column, message }],
+    });
+    const unclosedQuote = {
+      line: firstBad,
+      message: 'a quoted field is not closed properly (a double quote inside a field is written "")',
+    };
+    const cases: Case[] = [
+      badValue(
+        "a market that is not an ISO 3166-1 code (UK)",
+        "market.csv",
+        "market",
+        "UK",
+        '"UK" is not an ISO 3166-1 alpha-2 country code (upper case, e.g. "GB")',
+      ),
+      badValue(
+        "a day that does not exist (2020-02-30)",
+        "date.csv",
+        "date",
+        "2020-02-30",
+        '"2020-02-30" is not a calendar day written YYYY-MM-DD',
+      ),
+      badValue(
+        "a data source that is not a lower-case id",
+        "source.csv",
+        "data_source",
+        "Google Ads",
+        '"Google Ads" is not a data source id: lower-case letters, digits, "_", "." and "-", starting with a letter or digit, at most 64 characters',
+      ),
       {
         name: "a negative count and a fractional count",
         file: "counts.csv",
@@ -172,38 +168,28 @@ describe("admin API", () => {
           { line: firstBad + 1, column: "clicks", message: '"1.5" is not a whole number' },
         ],
       },
-      {
-        name: "a spend with more than 4 decimal places",
-        file: "spend.csv",
-        content: () => csv(line({ spend: "12.34567" })),
-        details: [{ line: firstBad, column: "spend", message: '"12.34567" has more than 4 decimal places' }],
-      },
-      {
-        name: "a currency MDQ holds no rates for",
-        file: "currency.csv",
-        content: () => csv(line({ currency: "XYZ" })),
-        details: [
-          {
-            line: firstBad,
-            column: "currency",
-            message: `"XYZ" is not a supported currency (${CURRENCY_CODES.join(", ")})`,
-          },
-        ],
-      },
-      {
-        name: "a missing value",
-        file: "missing-value.csv",
-        content: () => csv(line({ campaign_name: "" })),
-        details: [{ line: firstBad, column: "campaign_name", message: "missing value" }],
-      },
-      {
-        name: "a control character in a text value",
-        file: "control.csv",
-        content: () => csv(line({ campaign_name: "Bell\u0007" })),
-        details: [
-          { line: firstBad, column: "campaign_name", message: "contains a control character (U+0007)" },
-        ],
-      },
+      badValue(
+        "a spend with more than 4 decimal places",
+        "spend.csv",
+        "spend",
+        "12.34567",
+        '"12.34567" has more than 4 decimal places',
+      ),
+      badValue(
+        "a currency MDQ holds no rates for",
+        "currency.csv",
+        "currency",
+        "XYZ",
+        `"XYZ" is not a supported currency (${CURRENCY_CODES.join(", ")})`,
+      ),
+      badValue("a missing value", "missing-value.csv", "campaign_name", "", "missing value"),
+      badValue(
+        "a control character in a text value",
+        "control.csv",
+        "campaign_name",
+        "Bell\u0007",
+        "contains a control character (U+0007)",
+      ),
       {
         name: "a missing required column (line 1)",
         file: "no-spend.csv",
@@ -221,12 +207,7 @@ describe("admin API", () => {
         file: "quote.csv",
         content: () =>
           csv(line({ campaign_name: '"Open quote' }), line({ record_id: "bad-2", campaign_id: "c-2" })),
-        details: [
-          {
-            line: firstBad,
-            message: 'a quoted field is not closed properly (a double quote inside a field is written "")',
-          },
-        ],
+        details: [unclosedQuote],
       },
       {
         name: "a quoted field that is not closed, before a line with a quoted field",
@@ -236,12 +217,7 @@ describe("admin API", () => {
             line({ campaign_name: '"Open quote' }),
             line({ record_id: "bad-2", campaign_id: "c-2", campaign_name: '"Quoted, ""x"""' }),
           ),
-        details: [
-          {
-            line: firstBad,
-            message: 'a quoted field is not closed properly (a double quote inside a field is written "")',
-          },
-        ],
+        details: [unclosedQuote],
       },
       {
         name: "text that is not UTF-8",
@@ -265,18 +241,13 @@ describe("admin API", () => {
           },
         ],
       },
-      {
-        name: "a duplicate record id, naming the first occurrence",
-        file: "duplicate-id.csv",
-        content: () => csv(line({ record_id: changes[0]!.recordId })),
-        details: [
-          {
-            line: firstBad,
-            column: "record_id",
-            message: `duplicate record_id "${changes[0]!.recordId}", first on line 2`,
-          },
-        ],
-      },
+      badValue(
+        "a duplicate record id, naming the first occurrence",
+        "duplicate-id.csv",
+        "record_id",
+        changes[0]!.recordId,
+        `duplicate record_id "${changes[0]!.recordId}", first on line 2`,
+      ),
       {
         name: "more than 20 problems (the first 20 are reported, all are counted)",
         file: "many.csv",

@@ -38,11 +38,7 @@ describe("admin API", () => {
         ).statusCode,
         409,
       );
-      const readiness = await harness.region.graphql(
-        harness.READINESS,
-        { c: brand.brandId, d: "2020-03-10" },
-        brand.token,
-      );
+      const readiness = await harness.readinessOf(brand, "2020-03-10");
       assert.deepEqual(readiness.body, {
         data: {
           marketingDataReadiness: {
@@ -73,20 +69,16 @@ describe("admin API", () => {
       assert.deepEqual(Object.keys(first).sort(), ["brandId", "processingDate", "publishedAt"]);
       assert.equal(first.brandId, brand.brandId);
       assert.equal(first.processingDate, "2020-03-04");
-      assert.deepEqual(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId, d: "2020-03-04" }, brand.token))
-          .body,
-        {
-          data: {
-            marketingDataReadiness: {
-              status: "READY",
-              date: "2020-03-04",
-              lastProcessedAt: first.publishedAt,
-              availableThrough: "2020-03-03",
-            },
+      assert.deepEqual((await harness.readinessOf(brand, "2020-03-04")).body, {
+        data: {
+          marketingDataReadiness: {
+            status: "READY",
+            date: "2020-03-04",
+            lastProcessedAt: first.publishedAt,
+            availableThrough: "2020-03-03",
           },
         },
-      );
+      });
 
       await new Promise((resolve) => setTimeout(resolve, 5));
       harness.expectStatus(
@@ -95,11 +87,7 @@ describe("admin API", () => {
         }),
         200,
       );
-      const before = await harness.region.graphql(
-        harness.READINESS,
-        { c: brand.brandId, d: "2020-03-05" },
-        brand.token,
-      );
+      const before = await harness.readinessOf(brand, "2020-03-05");
       assert.deepEqual(before.body.data?.["marketingDataReadiness"], {
         status: "NOT_READY",
         date: "2020-03-05",
@@ -114,20 +102,16 @@ describe("admin API", () => {
         200,
       );
       assert.ok(Date.parse(second.publishedAt) > Date.parse(first.publishedAt));
-      assert.deepEqual(
-        (await harness.region.graphql(harness.READINESS, { c: brand.brandId, d: "2020-03-05" }, brand.token))
-          .body,
-        {
-          data: {
-            marketingDataReadiness: {
-              status: "READY",
-              date: "2020-03-05",
-              lastProcessedAt: second.publishedAt,
-              availableThrough: "2020-03-04",
-            },
+      assert.deepEqual((await harness.readinessOf(brand, "2020-03-05")).body, {
+        data: {
+          marketingDataReadiness: {
+            status: "READY",
+            date: "2020-03-05",
+            lastProcessedAt: second.publishedAt,
+            availableThrough: "2020-03-04",
           },
         },
-      );
+      });
     });
 
     it("publishes today by default, after a load of today's processing date", async () => {
@@ -141,7 +125,7 @@ describe("admin API", () => {
         200,
       );
       assert.equal(published.processingDate, harness.region.today);
-      const readiness = await harness.region.graphql(harness.READINESS, { c: brand.brandId }, brand.token);
+      const readiness = await harness.readinessOf(brand);
       assert.deepEqual(readiness.body.data?.["marketingDataReadiness"], {
         status: "READY",
         date: harness.region.today,

@@ -9,9 +9,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import { demoRecords, planDemo } from "../src/demo/demo-data.js";
-import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
+import { seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;
 const DIMENSIONS = "DATE_DAY DATE_WEEK DATE_MONTH MARKET DATA_SOURCE CHANNEL CAMPAIGN_ID";
@@ -106,19 +105,18 @@ describe("marketingAggregate", () => {
 
   before(async () => {
     region = await startTestRegion({ days: DAYS });
-    const options = { today: region.today, days: DAYS };
-    const plan = planDemo(options);
-    const brand = plan.brands.find((entry) => entry.brandId === "brand-acme")!;
     acme = region.credentials.apps.find((app) => app.appClientId === "app-acme-analytics")!;
     acmeToken = await region.token(acme.appClientId);
     range = { from: addDays(region.today, -90), to: addDays(region.today, -1) };
-    acmeRecords = [...demoRecords(plan, brand, options)].filter(
-      (record) =>
-        record.date >= range.from &&
-        record.date <= range.to &&
-        acme.markets.includes(record.market) &&
-        acme.dataSources.includes(record.dataSource),
-    );
+    acmeRecords = seededDemo(region, DAYS)
+      .stored.get("brand-acme")!
+      .filter(
+        (record) =>
+          record.date >= range.from &&
+          record.date <= range.to &&
+          acme.markets.includes(record.market) &&
+          acme.dataSources.includes(record.dataSource),
+      );
 
     const store = region.service.store;
     const now = new Date();
@@ -128,20 +126,12 @@ describe("marketingAggregate", () => {
       dataSources: ["google_ads", "meta_ads"],
     });
     await store.replaceRecords("brand-calendar", calendarRecords());
-    const secret = generateAppSecret();
-    await store.createApp({
+    calendarToken = await region.newAppToken({
       appClientId: "app-calendar",
       brandId: "brand-calendar",
       name: "Calendar",
-      secretHash: hashAppSecret(secret),
-      previousSecretHash: null,
-      previousSecretExpiresAt: null,
-      markets: null,
-      dataSources: null,
-      revokedAt: null,
       createdAt: now,
     });
-    calendarToken = await region.token("app-calendar", secret);
     const readinessVersion = async (brandId: string, token: string) => {
       const response = await region.graphql(
         "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }",

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createTestDatabase } from "@mdq/test-support";
+import { createTestDatabase, requestToken } from "@mdq/test-support";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { addDays, todayIn } from "../src/calendar.js";
 import { loadConfig, type ServiceConfig } from "../src/config.js";
@@ -104,15 +104,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       const cached = tokens.get(appClientId);
       if (cached) return cached;
       const app = credentials.apps.find((entry) => entry.appClientId === appClientId)!;
-      const response = await service.app.inject({
-        method: "POST",
-        url: "/oauth2/token",
-        headers: {
-          authorization: `Basic ${Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64")}`,
-          "content-type": "application/x-www-form-urlencoded",
-        },
-        payload: "grant_type=client_credentials&scope=api_data%2Fread",
-      });
+      const response = await requestToken(service, app);
       assert.equal(response.statusCode, 200, response.body);
       const issued = response.json().access_token as string;
       tokens.set(appClientId, issued);

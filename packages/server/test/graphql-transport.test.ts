@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { startTestRegion, type TestRegion } from "@mdq/test-support";
+import { type RawPost, rawPost, startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { SignJWT } from "jose";
 import { issueAccessToken } from "../src/oauth/access-token.js";
@@ -37,19 +37,10 @@ describe("POST /graphql transport", () => {
     region: region.service.config.region,
   });
 
-  async function post(options: {
-    authorization?: string;
-    contentType?: string | null;
-    payload?: string | Buffer;
-  }): Promise<LightMyRequestResponse> {
-    const headers: Record<string, string> = {};
-    if (options.authorization !== undefined) headers["authorization"] = options.authorization;
-    if (options.contentType !== null) headers["content-type"] = options.contentType ?? "application/json";
-    return region.inject({
-      method: "POST",
-      url: "/graphql",
-      headers,
-      payload: options.payload ?? JSON.stringify({ query: READINESS, variables: { c: brandId } }),
+  function post(options: RawPost): Promise<LightMyRequestResponse> {
+    return rawPost(region.service, "/graphql", options, {
+      contentType: "application/json",
+      payload: JSON.stringify({ query: READINESS, variables: { c: brandId } }),
     });
   }
 

@@ -16,7 +16,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
 
 const BRAND = "brand-money";
@@ -189,20 +188,7 @@ describe("money: conversion and half-even rounding", () => {
     await store.upsertFxRates(RATES);
     assert.equal((await store.replaceRecords(BRAND, RECORDS)).rows, RECORDS.length);
     await store.publish(BRAND, region.today, now);
-    const secret = generateAppSecret();
-    await store.createApp({
-      appClientId: APP,
-      brandId: BRAND,
-      name: "Money",
-      secretHash: hashAppSecret(secret),
-      previousSecretHash: null,
-      previousSecretExpiresAt: null,
-      markets: null,
-      dataSources: null,
-      revokedAt: null,
-      createdAt: now,
-    });
-    token = await region.token(APP, secret);
+    token = await region.newAppToken({ appClientId: APP, brandId: BRAND, name: "Money", createdAt: now });
   });
   after(() => region.close());
 

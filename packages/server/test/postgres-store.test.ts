@@ -7,12 +7,9 @@
  * all money, agreeing with DuckDB's macro and with exact arithmetic.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { createTestDatabase, type TestDatabase } from "@mdq/test-support";
+import { useDatabaseAndDir } from "@mdq/test-support";
 import pg from "pg";
 import { loadConfig } from "../src/config.js";
 import { migrateDatabase, openStore } from "../src/store/open-store.js";
@@ -38,21 +35,10 @@ function divHalfEven(n: bigint, d: bigint): bigint {
 }
 
 describe("PostgreSQL store", () => {
-  let database: TestDatabase;
-  let dataDir: string;
-
-  before(async () => {
-    database = await createTestDatabase("pgstore");
-    dataDir = await mkdtemp(join(tmpdir(), "mdq-pgstore-"));
-  });
-
-  after(async () => {
-    await database.drop();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const workspace = useDatabaseAndDir("pgstore");
 
   it("refuses to open an unmigrated database, telling the operator to run `mdq migrate`", async () => {
-    const config = loadConfig({}, { databaseUrl: database.url, dataDir });
+    const config = loadConfig({}, { databaseUrl: workspace.database.url, dataDir: workspace.dir });
     await assert.rejects(openStore(config), (error: unknown) => {
       assert.ok(error instanceof SchemaVersionError);
       assert.equal(
@@ -64,7 +50,7 @@ describe("PostgreSQL store", () => {
   });
 
   it("applies each migration exactly once, also when several instances migrate at once", async () => {
-    const results = await Promise.all([1, 2, 3].map(() => migrateDatabase(database.url)));
+    const results = await Promise.all([1, 2, 3].map(() => migrateDatabase(workspace.database.url)));
     const names = MIGRATIONS.map(migrationId);
     assert.deepEqual(names, ["1_initial_schema", "2_data_versions"]);
     assert.deepEqual(
@@ -75,8 +61,11 @@ describe("PostgreSQL store", () => {
       results.map((result) => result.applied).sort((a, b) => b.length - a.length),
       [names, [], []],
     );
-    assert.deepEqual(await migrateDatabase(database.url), { applied: [], current: LATEST_SCHEMA_VERSION });
-    const client = await sideClient(database.url);
+    assert.deepEqual(await migrateDatabase(workspace.database.url), {
+      applied: [],
+      current: LATEST_SCHEMA_VERSION,
+    });
+    const client = await sideClient(workspace.database.url);
     try {
       const { rows } = await client.query("SELECT version, name FROM schema_migrations ORDER BY version");
       assert.deepEqual(
@@ -89,8 +78,10 @@ describe("PostgreSQL store", () => {
   });
 
   it("opens PostgreSQL when a database URL is configured, and DuckDB in the data directory otherwise", async () => {
-    const postgres = await openStore(loadConfig({}, { databaseUrl: database.url, dataDir }));
-    const duckdb = await openStore(loadConfig({}, { dataDir }));
+    const postgres = await openStore(
+      loadConfig({}, { databaseUrl: workspace.database.url, dataDir: workspace.dir }),
+    );
+    const duckdb = await openStore(loadConfig({}, { dataDir: workspace.dir }));
     try {
       assert.equal(postgres.engine, "postgres");
       assert.equal(duckdb.engine, "duckdb");
@@ -116,8 +107,8 @@ describe("PostgreSQL store", () => {
   });
 
   it("answers a statement past its timeout with StoreUnavailableError, then recovers", async () => {
-    const store = await openPostgresStore({ url: database.url, statementTimeoutMs: 300 });
-    const locker = await sideClient(database.url);
+    const store = await openPostgresStore({ url: workspace.database.url, statementTimeoutMs: 300 });
+    const locker = await sideClient(workspace.database.url);
     try {
       await locker.query("BEGIN");
       await locker.query("LOCK TABLE loads IN ACCESS EXCLUSIVE MODE");
@@ -134,12 +125,12 @@ describe("PostgreSQL store", () => {
   });
 
   it("survives its connections being terminated: idle ones are replaced, a busy one fails with StoreUnavailableError", async () => {
-    const store = await openPostgresStore({ url: database.url, poolSize: 3 });
-    const admin = await sideClient(database.url);
+    const store = await openPostgresStore({ url: workspace.database.url, poolSize: 3 });
+    const admin = await sideClient(workspace.database.url);
     const terminate = () =>
       admin.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'mdq'",
-        [database.name],
+        [workspace.database.name],
       );
     /** Retries `action` until it succeeds; every failure on the way must be StoreUnavailableError. */
     const recovers = async <T>(action: () => Promise<T>): Promise<T> => {
@@ -169,7 +160,7 @@ describe("PostgreSQL store", () => {
         const { rows } = await admin.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = $1 AND application_name = 'mdq' AND wait_event_type = 'Lock'`,
-          [database.name],
+          [workspace.database.name],
         );
         waiting = rows[0].n;
       }
@@ -189,8 +180,8 @@ describe("PostgreSQL store", () => {
 
   it("shares one signing key ring between instances on the same database", async () => {
     const [first, second] = await Promise.all([
-      openPostgresStore({ url: database.url }),
-      openPostgresStore({ url: database.url }),
+      openPostgresStore({ url: workspace.database.url }),
+      openPostgresStore({ url: workspace.database.url }),
     ]);
     try {
       await first.writeKeyRing('{"keys":["first"]}');
@@ -210,7 +201,7 @@ describe("PostgreSQL store", () => {
       for (const d of [2n, 10n, 100n, 10n ** 18n]) pairs.push([n, d]);
     const expected = pairs.map(([n, d]) => divHalfEven(n, d).toString());
 
-    const client = await sideClient(database.url);
+    const client = await sideClient(workspace.database.url);
     try {
       const { rows } = await client.query(
         "SELECT div_half_even(n, d)::text AS q FROM unnest($1::numeric[], $2::numeric[]) WITH ORDINALITY AS t(n, d, i) ORDER BY i",

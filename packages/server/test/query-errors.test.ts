@@ -10,7 +10,6 @@ import { type ErrorCode, GRAPHQL_ERROR_CODES } from "@mdq/contract";
 import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import { addDays } from "../src/calendar.js";
 import { JIT_AFTER_RUNS } from "../src/graphql/graphql-endpoint.js";
-import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 
 /** Days of demo data; the demo's FX history starts 10 days before the first of them. */
 const DATA_DAYS = 100;
@@ -67,6 +66,20 @@ function records(f: Fixture, args: string, selection = "recordId"): string {
 
 function aggregate(f: Fixture, args: string, selection = "DATE_DAY TOTAL_SPEND"): string {
   return `{ marketingAggregate(clientId: "${f.clientId}", ${range(f.day, f.day)}, ${args}) { ${selection} } }`;
+}
+
+/** UNSUPPORTED_CURRENCY for EARLY_BRAND's day before any FX rate; `query` gets the brand and range arguments. */
+function beforeFirstRate(behaviour: string, query: (args: string) => string): ErrorCase {
+  return {
+    code: "UNSUPPORTED_CURRENCY",
+    behaviour,
+    request: (f) => ({
+      query: query(`clientId: "${EARLY_BRAND}", ${range(f.earlyDay, f.earlyDay)}`),
+      as: "early",
+    }),
+    data: "null",
+    message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
+  };
 }
 
 /**
@@ -388,26 +401,14 @@ const CASES: ErrorCase[] = [
     data: "null",
     message: /^TOTAL_CLICKS is selected but CLICKS is not in metrics; add it to metrics$/,
   },
-  {
-    code: "UNSUPPORTED_CURRENCY",
-    behaviour: "records converted on a day before the first FX rate",
-    request: (f) => ({
-      query: `{ marketingRecords(clientId: "${EARLY_BRAND}", ${range(f.earlyDay, f.earlyDay)}, currency: EUR) { recordId spend } }`,
-      as: "early",
-    }),
-    data: "null",
-    message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
-  },
-  {
-    code: "UNSUPPORTED_CURRENCY",
-    behaviour: "an aggregate converted on a day before the first FX rate",
-    request: (f) => ({
-      query: `{ marketingAggregate(clientId: "${EARLY_BRAND}", ${range(f.earlyDay, f.earlyDay)}, metrics: [REVENUE], currency: USD) { TOTAL_REVENUE } }`,
-      as: "early",
-    }),
-    data: "null",
-    message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
-  },
+  beforeFirstRate(
+    "records converted on a day before the first FX rate",
+    (args) => `{ marketingRecords(${args}, currency: EUR) { recordId spend } }`,
+  ),
+  beforeFirstRate(
+    "an aggregate converted on a day before the first FX rate",
+    (args) => `{ marketingAggregate(${args}, metrics: [REVENUE], currency: USD) { TOTAL_REVENUE } }`,
+  ),
   {
     code: "INVALID_DATA_VERSION",
     behaviour: "changes since a version of another region",
@@ -475,20 +476,12 @@ describe("query-level errors over HTTP", () => {
     const day = addDays(region.today, -5);
     // Well before the demo's first FX rate (DATA_DAYS + 10 days ago): no rate exists on or before it.
     const earlyDay = addDays(region.today, -DATA_DAYS - 60);
-    const secret = generateAppSecret();
     await store.createBrand({ brandId: EARLY_BRAND, name: "Before FX", createdAt: new Date() });
     await store.addGrants(EARLY_BRAND, { markets: ["GB"], dataSources: ["google_ads"] });
-    await store.createApp({
+    tokens.early = await region.newAppToken({
       appClientId: EARLY_APP,
       brandId: EARLY_BRAND,
       name: "Before FX",
-      secretHash: hashAppSecret(secret),
-      previousSecretHash: null,
-      previousSecretExpiresAt: null,
-      markets: null,
-      dataSources: null,
-      revokedAt: null,
-      createdAt: new Date(),
     });
     await store.replaceRecords(EARLY_BRAND, [
       {
@@ -507,7 +500,6 @@ describe("query-level errors over HTTP", () => {
         currency: "GBP",
       },
     ]);
-    tokens.early = await region.token(EARLY_APP, secret);
     tokens.demo = await region.token();
     fixture = { clientId: region.credentials.apps[0]!.brandClientId, day, earlyDay };
   });

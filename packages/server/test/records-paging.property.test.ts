@@ -21,10 +21,10 @@ import {
   RECORD_SORT_FIELDS,
   type RecordSortField,
 } from "@mdq/contract";
-import { addDays, startTestRegion, type TestRegion } from "@mdq/test-support";
+import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import fc from "fast-check";
-import { type DemoBrandPlan, demoRecords, planDemo } from "../src/demo/demo-data.js";
 import type { FxRate, StoredRecord } from "../src/store/store.js";
+import { appTokens, seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;
 const RECORD_RUNS = 40;
@@ -134,27 +134,33 @@ function within(values: readonly string[] | undefined, value: string): boolean {
   return values === undefined || values.includes(value);
 }
 
+/** The rows and pageInfo of a 200 answer without errors for the paged `field`. */
+function pageOf<Row>(response: GraphQLResponse, field: string) {
+  assert.equal(response.status, 200, JSON.stringify(response.body.errors));
+  assert.equal(response.body.errors, undefined);
+  const rows = response.body.data?.[field] as Row[];
+  const pageInfo = response.body.extensions?.pageInfo?.[field];
+  assert.ok(pageInfo, `extensions.pageInfo.${field} is reported`);
+  return { rows, pageInfo };
+}
+
 describe("marketingRecords and marketingAggregate under random queries", () => {
   let region: TestRegion;
   let rates: RateBook;
   /** Every stored record of each brand (granted or not), from the generator the region was seeded with. */
-  const stored = new Map<string, StoredRecord[]>();
-  const tokens = new Map<string, string>();
+  let stored: Map<string, StoredRecord[]>;
+  let tokens: Map<string, string>;
   let firstDay: string;
   let lastDay: string;
 
   before(async () => {
     region = await startTestRegion({ days: DAYS });
-    const options = { today: region.today, days: DAYS };
-    const plan = planDemo(options);
-    firstDay = plan.firstDay;
-    lastDay = plan.lastDay;
-    rates = new RateBook(plan.fxRates);
-    for (const brand of plan.brands as DemoBrandPlan[]) {
-      stored.set(brand.brandId, [...demoRecords(plan, brand, options)]);
-    }
-    for (const app of region.credentials.apps)
-      tokens.set(app.appClientId, await region.token(app.appClientId));
+    const seeded = seededDemo(region, DAYS);
+    firstDay = seeded.plan.firstDay;
+    lastDay = seeded.plan.lastDay;
+    rates = new RateBook(seeded.plan.fxRates);
+    stored = seeded.stored;
+    tokens = await appTokens(region);
   });
   after(() => region.close());
 
@@ -184,12 +190,7 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
       },
       tokens.get(app.appClientId),
     );
-    assert.equal(response.status, 200, JSON.stringify(response.body.errors));
-    assert.equal(response.body.errors, undefined);
-    const rows = response.body.data?.["marketingRecords"] as MarketingRecord[];
-    const pageInfo = response.body.extensions?.pageInfo?.["marketingRecords"];
-    assert.ok(pageInfo, "extensions.pageInfo.marketingRecords is reported");
-    return { rows, pageInfo };
+    return pageOf<MarketingRecord>(response, "marketingRecords");
   }
 
   /**
@@ -253,22 +254,11 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
           app.markets.includes(record.market) &&
           app.dataSources.includes(record.dataSource),
       )
-      .map((record) => ({
-        recordId: record.recordId,
-        date: record.date,
-        market: record.market,
-        dataSource: record.dataSource,
-        channel: record.channel,
-        campaignId: record.campaignId,
-        campaignName: record.campaignName,
-        impressions: record.impressions,
-        clicks: record.clicks,
-        spend: minorToNumber(rates.minor(record.spendE4, record.currency, currency, record.date), currency),
-        conversions: Number(record.conversionsE4) / 10_000,
-        revenue: minorToNumber(
-          rates.minor(record.revenueE4, record.currency, currency, record.date),
-          currency,
-        ),
+      .map(({ spendE4, conversionsE4, revenueE4, currency: storedCurrency, ...kept }) => ({
+        ...kept,
+        spend: minorToNumber(rates.minor(spendE4, storedCurrency, currency, kept.date), currency),
+        conversions: Number(conversionsE4) / 10_000,
+        revenue: minorToNumber(rates.minor(revenueE4, storedCurrency, currency, kept.date), currency),
         currency,
       }));
   }
@@ -520,11 +510,7 @@ describe("marketingRecords and marketingAggregate under random queries", () => {
         },
         tokens.get(app.appClientId),
       );
-      assert.equal(response.status, 200, JSON.stringify(response.body.errors));
-      assert.equal(response.body.errors, undefined);
-      const pageRows = response.body.data?.["marketingAggregate"] as AggregateRow[];
-      const pageInfo = response.body.extensions?.pageInfo?.["marketingAggregate"];
-      assert.ok(pageInfo);
+      const { rows: pageRows, pageInfo } = pageOf<AggregateRow>(response, "marketingAggregate");
       rows.push(...pageRows);
       if (!pageInfo.hasNextPage) {
         assert.equal(rows.length, pageInfo.totalCount, "totalCount is the number of groups");

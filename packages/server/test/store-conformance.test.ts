@@ -664,28 +664,20 @@ for (const engine of ENGINES) {
         pages.map((result) => result.totalCount),
         [7, 7, 7, 7],
       );
+      const sorted = async (sort: RecordsQuery["sort"]) =>
+        recordIds(store, recordsQuery("cf-query", { sort }));
       assert.deepEqual(
-        await recordIds(
-          store,
-          recordsQuery("cf-query", {
-            sort: [
-              { field: "MARKET", direction: "ASC" },
-              { field: "IMPRESSIONS", direction: "DESC" },
-            ],
-          }),
-        ),
+        await sorted([
+          { field: "MARKET", direction: "ASC" },
+          { field: "IMPRESSIONS", direction: "DESC" },
+        ]),
         ["r03", "r01", "r08", "r05", "r02", "r07", "r04"],
       );
       assert.deepEqual(
-        await recordIds(
-          store,
-          recordsQuery("cf-query", {
-            sort: [
-              { field: "CAMPAIGN_ID", direction: "DESC" },
-              { field: "CONVERSIONS", direction: "ASC" },
-            ],
-          }),
-        ),
+        await sorted([
+          { field: "CAMPAIGN_ID", direction: "DESC" },
+          { field: "CONVERSIONS", direction: "ASC" },
+        ]),
         ["r05", "r02", "r04", "r07", "r08", "r01", "r03"],
       );
       const filtered = async (overrides: Partial<RowScope>) =>

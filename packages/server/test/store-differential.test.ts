@@ -13,7 +13,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createTestDatabase, type TestDatabase } from "@mdq/test-support";
+import { createTestDatabase, requestToken, type TestDatabase } from "@mdq/test-support";
 import { addDays } from "../src/calendar.js";
 import { loadConfig } from "../src/config.js";
 import { CURRENCY_CODES } from "../src/currencies.js";
@@ -103,15 +103,7 @@ async function startEngine(name: string, store: Store): Promise<Engine> {
   const service = await buildService(config, { store, keyRefreshSeconds: 0 });
   const tokens = new Map<string, string>();
   for (const app of credentials.apps) {
-    const response = await service.app.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers: {
-        authorization: `Basic ${Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64")}`,
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      payload: "grant_type=client_credentials&scope=api_data%2Fread",
-    });
+    const response = await requestToken(service, app);
     assert.equal(response.statusCode, 200, response.body);
     tokens.set(app.appClientId, response.json().access_token);
   }

@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import { demoRecords, planDemo } from "../src/demo/demo-data.js";
-import { generateAppSecret, hashAppSecret } from "../src/oauth/app-secrets.js";
 import type { StoredRecord } from "../src/store/store.js";
+import { appTokens, seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;
 const UNGRANTED_ACME_MARKETS = ["ES", "IT", "NL"];
@@ -60,20 +59,27 @@ function assertForbidden(response: GraphQLResponse, field: string, message: stri
   assert.deepEqual(response.body, forbidden(field, message));
 }
 
+/** The answer of a paged field that has nothing to show: an empty first page, not an error. */
+function emptyPage(field: string, pageSize: number, dataVersion: string) {
+  return {
+    data: { [field]: [] },
+    extensions: {
+      pageInfo: { [field]: { page: 1, pageSize, totalCount: 0, hasNextPage: false, dataVersion } },
+    },
+  };
+}
+
 describe("tenancy: brands and grants", () => {
   let region: TestRegion;
   let range: { from: string; to: string };
-  const stored = new Map<string, StoredRecord[]>();
-  const tokens = new Map<string, string>();
+  let stored: Map<string, StoredRecord[]>;
+  let tokens: Map<string, string>;
   type App = TestRegion["credentials"]["apps"][number];
 
   before(async () => {
     region = await startTestRegion({ days: DAYS });
-    const options = { today: region.today, days: DAYS };
-    const plan = planDemo(options);
-    for (const brand of plan.brands) stored.set(brand.brandId, [...demoRecords(plan, brand, options)]);
-    for (const app of region.credentials.apps)
-      tokens.set(app.appClientId, await region.token(app.appClientId));
+    stored = seededDemo(region, DAYS).stored;
+    tokens = await appTokens(region);
     range = { from: addDays(region.today, -90), to: addDays(region.today, -1) };
   });
   after(() => region.close());
@@ -350,17 +356,7 @@ describe("tenancy: brands and grants", () => {
       { appClientId: "app-narrow-fr", brandId: "brand-narrow", markets: ["FR"], dataSources: null },
     ];
     for (const entry of apps) {
-      const secret = generateAppSecret();
-      await store.createApp({
-        ...entry,
-        name: entry.appClientId,
-        secretHash: hashAppSecret(secret),
-        previousSecretHash: null,
-        previousSecretExpiresAt: null,
-        revokedAt: null,
-        createdAt: now,
-      });
-      const token = await region.token(entry.appClientId, secret);
+      const token = await region.newAppToken({ ...entry, name: entry.appClientId, createdAt: now });
       const variables = { c: entry.brandId, r: range, p: { pageSize: 1000 } };
       const readiness = await region.graphql(
         "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }",
@@ -375,40 +371,14 @@ describe("tenancy: brands and grants", () => {
       const { dataVersion } = readinessAnswer;
       const recordsResponse = await region.graphql(RECORDS, variables, token);
       assert.equal(recordsResponse.status, 200);
-      assert.deepEqual(recordsResponse.body, {
-        data: { marketingRecords: [] },
-        extensions: {
-          pageInfo: {
-            marketingRecords: {
-              page: 1,
-              pageSize: 1000,
-              totalCount: 0,
-              hasNextPage: false,
-              dataVersion,
-            },
-          },
-        },
-      });
+      assert.deepEqual(recordsResponse.body, emptyPage("marketingRecords", 1000, dataVersion));
       const aggregateResponse = await region.graphql(
         AGGREGATE,
         { c: entry.brandId, r: range, g: ["MARKET"] },
         token,
       );
       assert.equal(aggregateResponse.status, 200);
-      assert.deepEqual(aggregateResponse.body, {
-        data: { marketingAggregate: [] },
-        extensions: {
-          pageInfo: {
-            marketingAggregate: {
-              page: 1,
-              pageSize: 5000,
-              totalCount: 0,
-              hasNextPage: false,
-              dataVersion,
-            },
-          },
-        },
-      });
+      assert.deepEqual(aggregateResponse.body, emptyPage("marketingAggregate", 5000, dataVersion));
       assertForbidden(
         await region.graphql(RECORDS, { ...variables, f: { markets: ["GB"] } }, token),
         "marketingRecords",

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { startTestRegion, type TestRegion } from "@mdq/test-support";
+import { type RawPost, rawPost, startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
 import { hashAppSecret } from "../src/oauth/app-secrets.js";
@@ -59,19 +59,10 @@ describe("POST /oauth2/token", () => {
   });
   after(() => region.close());
 
-  async function post(options: {
-    authorization?: string;
-    contentType?: string | null;
-    payload?: string | Buffer;
-  }): Promise<LightMyRequestResponse> {
-    const headers: Record<string, string> = {};
-    if (options.authorization !== undefined) headers["authorization"] = options.authorization;
-    if (options.contentType !== null) headers["content-type"] = options.contentType ?? FORM;
-    const response = await region.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers,
-      payload: options.payload ?? GOOD_BODY,
+  async function post(options: RawPost): Promise<LightMyRequestResponse> {
+    const response = await rawPost(region.service, "/oauth2/token", options, {
+      contentType: FORM,
+      payload: GOOD_BODY,
     });
     responses.push(response);
     return response;
@@ -88,6 +79,11 @@ describe("POST /oauth2/token", () => {
     assert.equal(body["error"], error);
     assert.equal(typeof body["error_description"], "string");
     assert.notEqual(body["error_description"], "");
+  }
+
+  /** Asserts that the token endpoint answers `authorization` with 400 invalid_client. */
+  async function assertInvalidClient(authorization: string): Promise<void> {
+    assertOAuthError(await post({ authorization }), 400, "invalid_client");
   }
 
   /** Asserts a successful token response and returns the access token. */
@@ -178,19 +174,11 @@ describe("POST /oauth2/token", () => {
 
   describe("client authentication: invalid_client (400)", () => {
     it("refuses a wrong secret", async () => {
-      assertOAuthError(
-        await post({ authorization: region.basic(undefined, `${appSecret}x`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(region.basic(undefined, `${appSecret}x`));
     });
 
     it("refuses an unknown client id", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`app-unknown:${appSecret}`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`app-unknown:${appSecret}`));
     });
 
     it("refuses a request with no Authorization header", async () => {
@@ -213,15 +201,11 @@ describe("POST /oauth2/token", () => {
     });
 
     it("refuses a revoked app with its correct secret", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`${REVOKED_APP}:${REVOKED_SECRET}`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`${REVOKED_APP}:${REVOKED_SECRET}`));
     });
 
     it("refuses a Bearer header instead of Basic", async () => {
-      assertOAuthError(await post({ authorization: `Bearer ${appSecret}` }), 400, "invalid_client");
+      await assertInvalidClient(`Bearer ${appSecret}`);
     });
 
     const encoded = () => Buffer.from(`${appClientId}:${appSecret}`).toString("base64");
@@ -260,7 +244,7 @@ describe("POST /oauth2/token", () => {
     ];
     for (const [name, header] of malformed) {
       it(`refuses a Basic header with ${name}`, async () => {
-        assertOAuthError(await post({ authorization: header() }), 400, "invalid_client");
+        await assertInvalidClient(header());
       });
     }
   });
@@ -273,19 +257,11 @@ describe("POST /oauth2/token", () => {
     });
 
     it("refuses the same secret sent raw, without form-encoding", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`${AWKWARD_APP}:${AWKWARD_SECRET}`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`${AWKWARD_APP}:${AWKWARD_SECRET}`));
     });
 
     it("refuses the raw form of a secret whose '+' decodes to a space", async () => {
-      assertOAuthError(
-        await post({ authorization: basicOf(`${AWKWARD_APP}:a+b%2Fc%3Ad%25e`) }),
-        400,
-        "invalid_client",
-      );
+      await assertInvalidClient(basicOf(`${AWKWARD_APP}:a+b%2Fc%3Ad%25e`));
     });
 
     it("accepts a generated secret sent raw, since form-encoding leaves base64url unchanged", async () => {

@@ -4,6 +4,7 @@
  * HTTP calls and calendar days. One copy for the server's, the CLI's and the client's tests.
  */
 
+export { APP_VIEW_KEYS } from "./app-view.js";
 export { CHROMIUM, startChromium, type TestBrowser } from "./chromium.js";
 export {
   CLI_MAIN,
@@ -31,6 +32,8 @@ export {
   type AppCredentials,
   basicOf,
   graphqlOn,
+  type RawPost,
+  rawPost,
   requestToken,
   TOKEN_REQUEST_BODY,
   tokenFrom,
@@ -40,10 +43,12 @@ export { NGINX, type Nginx, nginxConfig, startNginx } from "./nginx.js";
 export {
   connectTo,
   createTestDatabase,
+  type DatabaseAndDir,
   POSTGRES_HOST,
   POSTGRES_PORT,
   POSTGRES_USER,
   type TestDatabase,
+  useDatabaseAndDir,
 } from "./postgres.js";
 export {
   deleteKeys,

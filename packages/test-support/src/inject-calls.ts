@@ -37,6 +37,26 @@ export async function tokenFrom(service: Service, app: AppCredentials): Promise<
   return (response.json() as { access_token: string }).access_token;
 }
 
+/** A hand-made POST: its Authorization header, its Content-Type (null: none), its body. */
+export interface RawPost {
+  authorization?: string;
+  contentType?: string | null;
+  payload?: string | Buffer;
+}
+
+/** POSTs `options` to `url` of `service`; what `options` leaves out comes from `defaults`. */
+export function rawPost(
+  service: Service,
+  url: string,
+  options: RawPost,
+  defaults: { contentType: string; payload: string },
+): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = {};
+  if (options.authorization !== undefined) headers["authorization"] = options.authorization;
+  if (options.contentType !== null) headers["content-type"] = options.contentType ?? defaults.contentType;
+  return service.app.inject({ method: "POST", url, headers, payload: options.payload ?? defaults.payload });
+}
+
 /** POSTs a GraphQL query to `service` with `token`. */
 export function graphqlOn(
   service: Service,

@@ -5,6 +5,10 @@
  * authentication), as in CI. Migrate with `migrateDatabase(database.url)`.
  */
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before } from "node:test";
 import pg from "pg";
 
 export const POSTGRES_HOST = "127.0.0.1";
@@ -60,4 +64,27 @@ export async function createTestDatabase(prefix = "test"): Promise<TestDatabase>
       await onMaintenance((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
+}
+
+/** A fresh database and a fresh temporary folder, both set once the enclosing `before` ran. */
+export interface DatabaseAndDir {
+  database: TestDatabase;
+  dir: string;
+}
+
+/**
+ * Creates a database (`mdq_<prefix>_…`) and a temporary folder before the enclosing `describe`,
+ * and drops and removes both after it.
+ */
+export function useDatabaseAndDir(prefix: string): DatabaseAndDir {
+  const workspace = {} as DatabaseAndDir;
+  before(async () => {
+    workspace.database = await createTestDatabase(prefix);
+    workspace.dir = await mkdtemp(join(tmpdir(), `mdq-${prefix}-`));
+  });
+  after(async () => {
+    await workspace.database.drop();
+    await rm(workspace.dir, { recursive: true, force: true });
+  });
+  return workspace;
 }

@@ -2,7 +2,15 @@
  * A seeded demo region for tests, driven through real HTTP handling (Fastify inject, or a real
  * port with `listen()`), on a DuckDB file in a temporary data directory.
  */
-import { buildService, type ConfigInput, type DemoCredentials, type Service } from "@mdq/server";
+import {
+  type App,
+  buildService,
+  type ConfigInput,
+  type DemoCredentials,
+  generateAppSecret,
+  hashAppSecret,
+  type Service,
+} from "@mdq/server";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import { basicOf, graphqlOn, requestToken, tokenFrom } from "./inject-calls.js";
 import { seedRegion } from "./seeded-region.js";
@@ -47,6 +55,11 @@ export interface TestRegion {
   token(appClientId?: string, secret?: string): Promise<string>;
   /** POSTs a GraphQL query with a bearer token (a fresh one for the first app by default). */
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<GraphQLResponse>;
+  /**
+   * Registers an app of `app.brandId` with a fresh secret (not revoked, not narrowed unless `app`
+   * says so, created now unless given) and returns a fresh access token for it.
+   */
+  newAppToken(app: Pick<App, "appClientId" | "brandId" | "name"> & Partial<App>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -86,6 +99,20 @@ export async function startTestRegion(options: TestRegionOptions = {}): Promise<
     async graphql(query, variables, token) {
       const response = await graphqlOn(service, token ?? (await region.token()), query, variables);
       return { status: response.statusCode, headers: response.headers, body: response.json() };
+    },
+    async newAppToken(app) {
+      const secret = generateAppSecret();
+      await service.store.createApp({
+        previousSecretHash: null,
+        previousSecretExpiresAt: null,
+        markets: null,
+        dataSources: null,
+        revokedAt: null,
+        createdAt: new Date(),
+        ...app,
+        secretHash: hashAppSecret(secret),
+      });
+      return region.token(app.appClientId, secret);
     },
     async close() {
       await service.app.close();

@@ -205,7 +205,8 @@ interface BrandSpec {
   shortName: string;
   storedMarkets: string[];
   storedDataSources: string[];
-  grants: Grants;
+  /** Absent: the brand is granted exactly what is stored for it. */
+  grants?: Grants;
   apps: DemoAppPlan[];
   seasonPeakDay: number;
   seasonAmplitude: number;
@@ -245,10 +246,6 @@ const BRAND_SPECS: readonly BrandSpec[] = [
     shortName: "globex",
     storedMarkets: ["US", "GB", "JP", "KR", "DE", "NL"],
     storedDataSources: ["google_ads", "amazon_ads", "meta_ads", "microsoft_ads"],
-    grants: {
-      markets: ["US", "GB", "JP", "KR", "DE", "NL"],
-      dataSources: ["google_ads", "amazon_ads", "meta_ads", "microsoft_ads"],
-    },
     apps: [{ appClientId: "app-globex-bi", name: "Globex BI", markets: null, dataSources: null }],
     seasonPeakDay: 332,
     seasonAmplitude: 0.18,
@@ -259,10 +256,6 @@ const BRAND_SPECS: readonly BrandSpec[] = [
     shortName: "initech",
     storedMarkets: ["PL", "SE", "DE", "FR", "IT", "US"],
     storedDataSources: ["google_ads", "microsoft_ads", "meta_ads", "snapchat_ads"],
-    grants: {
-      markets: ["PL", "SE", "DE", "FR", "IT", "US"],
-      dataSources: ["google_ads", "microsoft_ads", "meta_ads", "snapchat_ads"],
-    },
     apps: [
       { appClientId: "app-initech-dashboard", name: "Initech Dashboard", markets: null, dataSources: null },
       {
@@ -341,11 +334,12 @@ export function planDemo(options: DemoOptions): DemoPlan {
   const brands = BRAND_SPECS.map((spec): DemoBrandPlan => {
     const currencyByMarket: Record<string, CurrencyCode> = {};
     for (const market of spec.storedMarkets) currencyByMarket[market] = MARKET_CURRENCY[market] ?? "EUR";
+    const grants = spec.grants ?? { markets: spec.storedMarkets, dataSources: spec.storedDataSources };
     return {
       brandId: spec.brandId,
       name: spec.name,
       shortName: spec.shortName,
-      grants: { markets: [...spec.grants.markets], dataSources: [...spec.grants.dataSources] },
+      grants: { markets: [...grants.markets], dataSources: [...grants.dataSources] },
       apps: spec.apps.map((app) => ({
         ...app,
         markets: app.markets && [...app.markets],

@@ -6,16 +6,15 @@
 import { type PageInfo, todayIn } from "@mdq/contract";
 import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
-import { MissingFxRateError, type RecordReads } from "../store/store.js";
+import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
+import { MissingFxRateError, type PageResult, type RecordReads } from "../store/store.js";
 import {
-  type AggregateArguments,
   aggregateQueryOf,
   type Caller,
   checkClientId,
   checkDateRange,
   type DateRangeArgument,
   MAX_CHANGES_RANGE_DAYS,
-  type RecordsArguments,
   recordsQueryOf,
 } from "./arguments.js";
 import { dataVersionText, parseDataVersion } from "./data-version-text.js";
@@ -69,6 +68,22 @@ async function withRates<Result>(read: () => Promise<Result>): Promise<Result> {
     }
     throw error;
   }
+}
+
+/**
+ * A paged field's resolver: plans the query from the arguments and the selected fields, reads one
+ * page, and files its pageInfo under the field's response key (aliases get their own).
+ */
+function pagedResolver<Args, Query extends { page: { page: number; pageSize: number } }>(
+  plan: (args: Args, caller: Caller, selected: Set<string>) => Query,
+  read: (store: RecordReads, query: Query) => Promise<PageResult<Record<string, unknown>>>,
+) {
+  return async (_root: unknown, args: Args, context: RequestContext, info: GraphQLResolveInfo) => {
+    const query = plan(args, context.caller, selectedFieldNames(info));
+    const result = await withRates(() => read(context.store, query));
+    context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result, context.caller.region);
+    return result.rows;
+  };
 }
 
 /** The resolver map given to Mercurius. */
@@ -145,28 +160,11 @@ export const resolvers = {
       };
     },
 
-    async marketingRecords(
-      _root: unknown,
-      args: RecordsArguments,
-      context: RequestContext,
-      info: GraphQLResolveInfo,
-    ) {
-      const query = recordsQueryOf(args, context.caller, selectedFieldNames(info));
-      const result = await withRates(() => context.store.queryRecords(query));
-      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result, context.caller.region);
-      return result.rows;
-    },
-
-    async marketingAggregate(
-      _root: unknown,
-      args: AggregateArguments,
-      context: RequestContext,
-      info: GraphQLResolveInfo,
-    ) {
-      const query = aggregateQueryOf(args, context.caller, selectedFieldNames(info));
-      const result = await withRates(() => context.store.queryAggregate(query));
-      context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result, context.caller.region);
-      return result.rows;
-    },
+    marketingRecords: pagedResolver(recordsQueryOf, (store, query: RecordsQuery) =>
+      store.queryRecords(query),
+    ),
+    marketingAggregate: pagedResolver(aggregateQueryOf, (store, query: AggregateQuery) =>
+      store.queryAggregate(query),
+    ),
   },
 };

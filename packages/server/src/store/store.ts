@@ -4,6 +4,7 @@
  * `RecordLoads`, `DataGeneration`, `StoreConnection`); `Store` is all of them. What only some
  * engines can do is a capability interface (`ParquetLoads`, `KeyRingStore`), checked once.
  */
+import type { MarketingRecord } from "@mdq/contract";
 import type { CurrencyCode } from "../currencies.js";
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
@@ -50,21 +51,12 @@ export interface FxRate {
  * A marketing record as stored: money and conversions in ten-thousandths (exact), in the
  * record's source currency.
  */
-export interface StoredRecord {
-  recordId: string;
-  date: string;
-  market: string;
-  dataSource: string;
-  channel: string;
-  campaignId: string;
-  campaignName: string;
-  impressions: number;
-  clicks: number;
+export type StoredRecord = Omit<MarketingRecord, "spend" | "conversions" | "revenue" | "currency"> & {
   spendE4: bigint;
   conversionsE4: bigint;
   revenueE4: bigint;
   currency: CurrencyCode;
-}
+};
 
 /** Readiness facts for one brand and processing date (CONTRACT §3 rule 8). */
 export interface ReadinessFacts {
