@@ -12,6 +12,8 @@ export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flag
   --warmup S         seconds of the same load before each measured window (default 2)
   --rounds N         rounds; contenders alternate within each round (default 2); medians reported
   --connections N    concurrent connections of the load generator (default 20)
+  --walk-clients N   concurrent clients of the cold walk, each walking its own query (default 8)
+  --page-sizes L     page sizes of the cold walk (default 1000,5000)
   --scenarios a,b    among ${Object.keys(SCENARIOS).join(", ")} (default: all)
   --contenders x,y   among ${Object.keys(CONTENDERS).join(", ")} (default: all;
                      mdq-duckdb always runs: it is the reference every answer is checked against)
@@ -71,6 +73,8 @@ export function readOptions(argv = process.argv.slice(2)) {
       warmup: { type: "string", default: "2" },
       rounds: { type: "string", default: "2" },
       connections: { type: "string", default: "20" },
+      "walk-clients": { type: "string", default: "8" },
+      "page-sizes": { type: "string", default: "1000,5000" },
       scenarios: { type: "string" },
       contenders: { type: "string" },
       growth: { type: "boolean", default: false },
@@ -94,6 +98,8 @@ export function readOptions(argv = process.argv.slice(2)) {
     warmup: nonNegative("warmup", values.warmup),
     rounds: positive("rounds", values.rounds),
     connections: positive("connections", values.connections),
+    walkClients: positive("walk-clients", values["walk-clients"]),
+    pageSizes: values["page-sizes"].split(",").map((size) => positive("page-sizes", size)),
     scenarios: values.scenarios
       ? list("scenarios", values.scenarios, Object.keys(SCENARIOS))
       : DEFAULT_SCENARIOS,
