@@ -15,6 +15,7 @@ import {
   planRecordsPage,
 } from "../packages/server/dist/src/store/query-planner.js";
 import { RECORD_FIELDS } from "../packages/server/dist/src/store/query-request.js";
+import { DUCKDB_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
 
 const { values } = parseArgs({
   options: { scale: { type: "string", default: "50" }, runs: { type: "string", default: "7" } },
@@ -75,20 +76,35 @@ const page = (number, currency) => ({
   page: { page: number, pageSize: 1000 },
 });
 const rows = [
-  ["records page 1 (GBP), planned", await best(planRecordsPage(page(1, "GBP"))), await best(bare(0))],
-  ["records page 50 (GBP), planned", await best(planRecordsPage(page(50, "GBP"))), await best(bare(49_000))],
-  ["records count + rate check", await best(planRecordsCount(page(1, "GBP"))), await best(bare(0))],
+  [
+    "records page 1 (GBP), planned",
+    await best(planRecordsPage(page(1, "GBP"), DUCKDB_DIALECT)),
+    await best(bare(0)),
+  ],
+  [
+    "records page 50 (GBP), planned",
+    await best(planRecordsPage(page(50, "GBP"), DUCKDB_DIALECT)),
+    await best(bare(49_000)),
+  ],
+  [
+    "records count + rate check",
+    await best(planRecordsCount(page(1, "GBP"), DUCKDB_DIALECT)),
+    await best(bare(0)),
+  ],
   [
     "aggregate day×market×source (GBP)",
     await best(
-      planAggregatePage({
-        scope,
-        currency: "GBP",
-        metrics: ["IMPRESSIONS", "CLICKS", "SPEND", "REVENUE"],
-        groupBy: ["DATE_DAY", "MARKET", "DATA_SOURCE"],
-        sort: [{ field: "DATE_DAY", direction: "DESC" }],
-        page: { page: 1, pageSize: 5000 },
-      }),
+      planAggregatePage(
+        {
+          scope,
+          currency: "GBP",
+          metrics: ["IMPRESSIONS", "CLICKS", "SPEND", "REVENUE"],
+          groupBy: ["DATE_DAY", "MARKET", "DATA_SOURCE"],
+          sort: [{ field: "DATE_DAY", direction: "DESC" }],
+          page: { page: 1, pageSize: 5000 },
+        },
+        DUCKDB_DIALECT,
+      ),
     ),
     await best(bareAggregate),
   ],

@@ -18,10 +18,12 @@ import { DUCKDB_FILE } from "../../packages/server/dist/src/index.js";
 import { ConnectionPool } from "../../packages/server/dist/src/store/duckdb/connection-pool.js";
 import {
   planAggregatePage,
+  planDataVersion,
   planRecordsCount,
   planRecordsPage,
 } from "../../packages/server/dist/src/store/query-planner.js";
 import { RECORD_FIELDS } from "../../packages/server/dist/src/store/query-request.js";
+import { DUCKDB_DIALECT } from "../../packages/server/dist/src/store/sql-dialect.js";
 import { AGGREGATE_GROUP_BY, AGGREGATE_METRICS, kindOf } from "../harness/queries.mjs";
 
 const { values } = parseArgs({
@@ -64,7 +66,7 @@ function scopeOf(variables) {
   };
 }
 
-/** Row objects from a planned page's columns, keyed by the fields the plan fills. */
+/** Row objects from a planned page's columns, keyed by the fields the plan fills, and the columns. */
 async function readPage(connection, plan) {
   const columns = (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
   const rowCount = columns[0]?.length ?? 0;
@@ -75,15 +77,12 @@ async function readPage(connection, plan) {
       row[plan.fields[column]] = columns[column][index];
     rows[index] = row;
   }
-  return rows;
+  return { rows, columns };
 }
 
 async function readDataVersion(connection, scope) {
-  const reader = await connection.runAndReadAll(
-    `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
-      AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
-    [scope.brandId, scope.to, scope.from],
-  );
+  const { sql, params } = planDataVersion(scope, DUCKDB_DIALECT);
+  const reader = await connection.runAndReadAll(sql, params);
   return String(reader.getRowObjectsJS()[0]?.loads ?? 0);
 }
 
@@ -115,10 +114,10 @@ async function answerRecords(variables) {
     page: { page: variables.page ?? 1, pageSize: variables.pageSize ?? 1000 },
   };
   return inSnapshot(async (connection) => {
-    const rows = await readPage(connection, planRecordsPage(query));
-    const counting = planRecordsCount(query);
+    const { rows } = await readPage(connection, planRecordsPage(query, DUCKDB_DIALECT));
+    const counting = planRecordsCount(query, DUCKDB_DIALECT);
     const [count] = (await connection.runAndReadAll(counting.sql, counting.params)).getRowObjectsJS();
-    if (count.missing_rate !== null) throw new Error(`missing rate ${count.missing_rate}`);
+    if (count.missing_currency !== null) throw new Error(`missing rate ${count.missing_currency}`);
     const dataVersion = await readDataVersion(connection, query.scope);
     for (const row of rows) row.currency = query.currency;
     return {
@@ -138,14 +137,11 @@ async function answerAggregate(variables) {
     page: { page: 1, pageSize: 5000 },
   };
   return inSnapshot(async (connection) => {
-    const rows = await readPage(connection, planAggregatePage(query));
-    const totalCount = Number(rows[0]?.__totalCount ?? 0);
-    if (rows.some((row) => Number(row.__missingRateRows) > 0)) throw new Error("missing rate");
-    for (const row of rows) {
-      delete row.__totalCount;
-      delete row.__missingRateRows;
-      row.currency = query.currency;
-    }
+    const plan = planAggregatePage(query, DUCKDB_DIALECT);
+    const { rows, columns } = await readPage(connection, plan);
+    const totalCount = Number(columns[plan.windowColumns.totalCount]?.[0] ?? 0);
+    if (Number(columns[plan.windowColumns.missingRateRows]?.[0] ?? 0) > 0) throw new Error("missing rate");
+    for (const row of rows) row.currency = query.currency;
     const dataVersion = await readDataVersion(connection, query.scope);
     return {
       data: { marketingAggregate: rows },

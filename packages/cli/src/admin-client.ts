@@ -4,11 +4,12 @@
  * `AdminError` whose exit code says whose fault it was. The token never leaves this module: it is
  * not in argv, not in any message, and not visible when the client is inspected.
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 // Type-only: erased at compile time, so operator commands still load no server code.
 import type { AppView, BrandStatus, KeyInfo } from "@mdq/server";
-import type { CommonFlags } from "./operator-options.js";
+import { type CommonFlags, demoDataDirectory } from "./operator-options.js";
 import { UsageError } from "./usage-error.js";
 
 /** Why a command failed, as its exit code says (docs/cli.md, "Exit codes"). */
@@ -141,10 +142,18 @@ export function describeProblem(problem: FileProblem): string {
     : `${where}: ${problem.column}: ${problem.message}`;
 }
 
-/** The data directory of the flags: `--data`, else `$MDQ_DATA_DIR`, else `./data/<region>` (as `mdq serve`). */
+/**
+ * The data directory of the flags: `--data`, else `$MDQ_DATA_DIR`, else `./data/<region>` (as
+ * `mdq serve`), else, when only the demo's exists, `./data/demo-<region>` (as `mdq demo`), so that
+ * `mdq status` right after `npm run demo` finds the demo.
+ */
 export function dataDirectory(flags: CommonFlags, env: NodeJS.ProcessEnv = process.env): string {
   const region = flags.region ?? (env["MDQ_REGION"] || "uk");
-  return resolve(flags.data ?? (env["MDQ_DATA_DIR"] || join("data", region)));
+  const chosen = flags.data ?? (env["MDQ_DATA_DIR"] || undefined);
+  if (chosen !== undefined) return resolve(chosen);
+  const served = resolve("data", region);
+  const demo = resolve(demoDataDirectory(region));
+  return !existsSync(served) && existsSync(demo) ? demo : served;
 }
 
 /**

@@ -4,7 +4,7 @@
  * the service (docs/cli.md, "Exit codes").
  */
 import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import {
   isBrandId,
   isCalendarDate,
@@ -35,7 +35,10 @@ Exit codes: 0 done, 1 failed, 2 usage error, 3 refused by the service, 4 service
  */
 export function withCommonFlags(command: Command, example: string): Command {
   return command
-    .option("--data <dir>", "data directory of the region (default: $MDQ_DATA_DIR or ./data/<region>)")
+    .option(
+      "--data <dir>",
+      "data directory of the region (default: $MDQ_DATA_DIR, else ./data/<region>, else the demo's ./data/demo-<region>)",
+    )
     .option(
       "--region <code>",
       "region code, for the default data directory (default: $MDQ_REGION or uk)",
@@ -44,6 +47,11 @@ export function withCommonFlags(command: Command, example: string): Command {
     .option("--admin-url <url>", "admin API address (default: $MDQ_ADMIN_URL or <data>/admin.json)", adminUrl)
     .option("--json", "print the service's answer as JSON, for scripts")
     .addHelpText("after", `\nExample:\n  ${example}\n${EXIT_CODES_HELP}\n`);
+}
+
+/** Where `mdq demo` keeps a region's data unless `--data` says otherwise (relative to the working directory). */
+export function demoDataDirectory(region: string): string {
+  return join("data", `demo-${region}`);
 }
 
 function region(text: string): string {

@@ -52,3 +52,14 @@ export function count(value: number): string {
 export function orNone(value: string | null | undefined): string {
   return value === null || value === undefined || value === "" ? NONE : value;
 }
+
+/**
+ * Lets stdout's reader go away (`mdq load --help | head -1`, a demo piped to a pager that quit):
+ * what cannot be written is dropped, instead of an unhandled EPIPE stack. A command still ends
+ * with its own exit code; `serve` and `demo` keep serving and still stop on SIGTERM.
+ */
+export function dropOutputWhenStdoutCloses(): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error;
+  });
+}

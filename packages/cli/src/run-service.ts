@@ -1,5 +1,5 @@
 /** Starts a built service (public and admin listeners) and drains it gracefully on SIGTERM/SIGINT. */
-import { type Service, type Store, startService } from "@mdq/server";
+import { type Service, type ServiceParts, type Store, startService } from "@mdq/server";
 
 /** How long in-flight requests may take to finish after a stop signal before connections are cut. */
 const DRAIN_SECONDS = 10;
@@ -18,6 +18,16 @@ export async function closingStoreOnFailure<Result>(
     await store.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The parts `mdq serve` and `mdq demo` build a service from. Logs go through `process.stdout`
+ * (whose EPIPE `mdq` drops) rather than pino's own stdout writer, which retries a write to a
+ * closed pipe every 100 ms for ever when the process exits, so a demo whose reader went away
+ * would never stop on SIGTERM.
+ */
+export function serviceParts(store: Store): ServiceParts {
+  return { store, logStream: process.stdout };
 }
 
 /** Listens, then closes the service (in-flight requests finish) on the first SIGTERM or SIGINT. */

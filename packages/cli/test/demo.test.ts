@@ -11,11 +11,12 @@ import { freePort } from "./support/free-port.js";
 const MDQ = fileURLToPath(new URL("../src/main.js", import.meta.url));
 const run = promisify(execFile);
 
-/** Runs `mdq` to completion; resolves with its exit code and output. */
-async function mdq(args: string[], env: NodeJS.ProcessEnv = {}) {
+/** Runs `mdq` to completion (in `cwd`, default this process's); resolves with its exit code and output. */
+async function mdq(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) {
   try {
     const { stdout, stderr } = await run(process.execPath, [MDQ, ...args], {
       env: { ...process.env, ...env },
+      ...(cwd === undefined ? {} : { cwd }),
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -36,19 +37,9 @@ describe("mdq demo", () => {
     port = await freePort();
     demo = spawn(
       process.execPath,
-      [
-        MDQ,
-        "demo",
-        "--port",
-        String(port),
-        "--days",
-        "30",
-        "--data",
-        join(work, "data"),
-        "--credentials",
-        join(work, "creds.json"),
-      ],
-      { env: { ...process.env, MDQ_LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "pipe"] },
+      [MDQ, "demo", "--port", String(port), "--days", "30", "--credentials", join(work, "creds.json")],
+      // The default data directory, ./data/demo-uk, in `work`.
+      { cwd: work, env: { ...process.env, MDQ_LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "pipe"] },
     );
     await new Promise<void>((resolve, reject) => {
       demo.stdout!.on("data", (chunk: Buffer) => {
@@ -115,6 +106,23 @@ describe("mdq demo", () => {
     assert.ok((await response.text()).includes(`\\"clientId\\": \\"${credentials.apps[0].brandClientId}\\"`));
   });
 
+  it("prints a walk-through that stops with the token endpoint's answer when the secret is wrong", async () => {
+    const script = output
+      .slice(output.indexOf("  export MDQ_APP_CLIENT_ID"))
+      .replace(/export MDQ_APP_CLIENT_SECRET=.*\n/, "export MDQ_APP_CLIENT_SECRET=not-the-secret\n");
+    const result = await run("bash", ["-c", script], { cwd: work }).then(
+      () => ({ code: 0, stdout: "", stderr: "" }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    assert.notEqual(result.code, 0);
+    assert.equal(result.stdout, "");
+    assert.match(
+      result.stderr,
+      /^no token: \{"error":"invalid_client","error_description":"client authentication failed"\}$/m,
+    );
+    assert.match(result.stderr, /TOKEN: no token, see above/);
+  });
+
   it("reports the records it seeded for each brand", async () => {
     assert.match(seedLog, /mdq demo: brand-acme: \d+ records \(\d+ planned\)/);
   });
@@ -122,6 +130,49 @@ describe("mdq demo", () => {
   it("does not print or log any app secret outside the credentials file", async () => {
     const credentials = JSON.parse(await readFile(join(work, "creds.json"), "utf8"));
     for (const app of credentials.apps) assert.ok(!output.includes(app.appClientSecret));
+  });
+
+  it("refuses a second demo on the directory in use (exit 2), leaving the first demo and its credentials intact", async () => {
+    const credentials = await readFile(join(work, "creds.json"), "utf8");
+    const second = await mdq(
+      [
+        "demo",
+        "--port",
+        String(await freePort()),
+        "--scale",
+        "50",
+        "--credentials",
+        join(work, "creds.json"),
+      ],
+      {},
+      work,
+    );
+    assert.equal(second.code, 2);
+    assert.equal(
+      second.stderr,
+      `mdq: ${join(work, "data", "demo-uk")} is in use by the demo running as process ${demo.pid}; ` +
+        "stop it first, or give this demo its own --data and --credentials\n",
+    );
+    assert.equal(await readFile(join(work, "creds.json"), "utf8"), credentials);
+    const app = JSON.parse(credentials).apps[0];
+    const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
+    const token = await fetch(`http://127.0.0.1:${port}/oauth2/token`, {
+      method: "POST",
+      headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=client_credentials&scope=api_data%2Fread",
+    });
+    assert.equal(token.status, 200);
+  });
+
+  it("is found by mdq status run beside it, with no --data (./data/demo-uk when ./data/uk is absent)", async () => {
+    const status = await mdq(["status", "--json"], { MDQ_DATA_DIR: "", MDQ_REGION: "" }, work);
+    assert.equal(status.code, 0, status.stderr);
+    const answer = JSON.parse(status.stdout);
+    assert.equal(answer.region, "uk");
+    assert.deepEqual(
+      answer.brands.map((brand: { brandId: string }) => brand.brandId),
+      ["brand-acme", "brand-globex", "brand-initech"],
+    );
   });
 
   it("refuses to wipe a non-empty directory that is not a demo's, with exit code 2", async () => {

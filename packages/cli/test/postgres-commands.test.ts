@@ -1,7 +1,7 @@
 /**
  * `mdq migrate`, and `mdq demo` / `mdq serve` on PostgreSQL (MDQ_DATABASE_URL), as processes:
  * exit codes, messages that never repeat the connection string's password, a demo that seeds
- * and serves a fresh database, and one that refuses a database already holding brands.
+ * and serves a fresh database, re-seeds its own, and refuses a database holding other brands.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -145,15 +145,80 @@ describe("mdq demo on PostgreSQL", () => {
     }
   });
 
-  it("refuses a database that already holds brands (exit 2) and changes nothing", async () => {
+  it("re-seeds its own database on a second run: the new secrets work, the old ones stop", async () => {
+    const env = { MDQ_DATABASE_URL: database.url() };
+    const first = JSON.parse(await readFile(join(work, "creds.json"), "utf8")) as DemoApps;
     const again = await runMdq(
-      ["demo", "--seed-only", "--data", join(work, "again"), "--credentials", join(work, "again.json")],
-      { MDQ_DATABASE_URL: database.url() },
+      [
+        "demo",
+        "--seed-only",
+        "--days",
+        "20",
+        "--data",
+        join(work, "again"),
+        "--credentials",
+        join(work, "again.json"),
+      ],
+      env,
     );
-    assert.equal(again.code, 2, again.stderr);
-    assert.equal(
-      again.stderr,
-      "mdq: mdq demo seeds an empty database, and MDQ_DATABASE_URL already holds brands: point it at a new database\n",
+    assert.equal(again.code, 0, again.stderr);
+    const second = JSON.parse(await readFile(join(work, "again.json"), "utf8")) as DemoApps;
+    assert.deepEqual(
+      second.apps.map((app) => app.appClientId),
+      first.apps.map((app) => app.appClientId),
     );
+    const serve = await startServe(join(work, "serve"), env);
+    try {
+      const fresh = await tokenCall(serve.url, second.apps[0]!.appClientId, second.apps[0]!.appClientSecret);
+      assert.equal(fresh.status, 200, fresh.body);
+      const stale = await tokenCall(serve.url, first.apps[0]!.appClientId, first.apps[0]!.appClientSecret);
+      assert.deepEqual([stale.status, JSON.parse(stale.body).error], [400, "invalid_client"]);
+      const token = (JSON.parse(fresh.body) as { access_token: string }).access_token;
+      const readiness = await graphqlCall(
+        serve.url,
+        token,
+        "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }",
+        { c: second.apps[0]!.brandClientId },
+      );
+      assert.equal(JSON.parse(readiness.body).data.marketingDataReadiness.status, "READY");
+    } finally {
+      await serve.stop();
+    }
+  });
+
+  it("refuses a database that holds other brands (exit 2) and changes nothing", async () => {
+    const env = { MDQ_DATABASE_URL: database.url() };
+    const serve = await startServe(join(work, "serve"), env);
+    try {
+      const created = await runMdq([
+        "brand",
+        "create",
+        "--id",
+        "brand-own",
+        "--name",
+        "Own",
+        "--data",
+        serve.dataDir,
+      ]);
+      assert.equal(created.code, 0, created.stderr);
+      const again = await runMdq(
+        ["demo", "--seed-only", "--data", join(work, "refused"), "--credentials", join(work, "refused.json")],
+        env,
+      );
+      assert.equal(again.code, 2, again.stderr);
+      assert.equal(
+        again.stderr,
+        "mdq: mdq demo seeds an empty database or re-seeds its own, and MDQ_DATABASE_URL holds other brands or apps: point it at a new database\n",
+      );
+      const brands = await runMdq(["brand", "list", "--json", "--data", serve.dataDir]);
+      assert.match(brands.stdout, /"brand-own"/);
+    } finally {
+      await serve.stop();
+    }
   });
 });
+
+/** The part of a demo's credentials file these tests read. */
+interface DemoApps {
+  apps: { appClientId: string; appClientSecret: string; brandClientId: string }[];
+}

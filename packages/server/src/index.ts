@@ -6,7 +6,12 @@ export type { AppView, BrandStatus } from "./admin/region-admin.js";
 export { addDays, isCalendarDate, todayIn } from "./calendar.js";
 export { CONFIG_ENV, ConfigError, type ConfigInput, loadConfig, type ServiceConfig } from "./config.js";
 export { CURRENCIES, CURRENCY_CODES, type CurrencyCode, isCurrencyCode } from "./currencies.js";
-export { type DemoCredentials, type DemoSeedOptions, seedDemoRegion } from "./demo/demo-seed.js";
+export {
+  type DemoCredentials,
+  type DemoSeedOptions,
+  holdsOnlyTheDemo,
+  seedDemoRegion,
+} from "./demo/demo-seed.js";
 export { MdqError, OAuthError } from "./errors.js";
 export { typeDefs } from "./graphql/schema.js";
 export { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
@@ -26,12 +31,21 @@ export { openPostgresStore, PostgresStore, SchemaVersionError } from "./store/po
 export {
   type App,
   type Brand,
+  type BrandDirectory,
+  type DataGeneration,
   type FxRate,
   type Grants,
+  type KeyRingStore,
+  keepsKeyRing,
   type LoadSummary,
+  loadsParquet,
   MissingFxRateError,
+  type ParquetLoads,
   RecordIdConflictError,
+  type RecordLoads,
+  type RecordReads,
   type Store,
+  type StoreConnection,
   type StoredRecord,
   StoreUnavailableError,
 } from "./store/store.js";

@@ -23,7 +23,7 @@ import { wellKnown } from "./oauth/well-known.js";
 import { meteredStore } from "./observability/metered-store.js";
 import { ServiceMetrics } from "./observability/metrics.js";
 import { safeReason, ThrottledWarning } from "./observability/throttled-warning.js";
-import { installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
+import { answerClientError, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
 import { useGraphqlExplorer } from "./plugins/graphql-explorer.js";
 import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
@@ -85,6 +85,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     // Draining is answered by our own hook below, in the contract's error shapes.
     return503OnClosing: false,
     forceCloseConnections: "idle",
+    clientErrorHandler: answerClientError,
   });
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
   // Metered outside the page cache, so rows served from memory are counted too.
@@ -191,14 +192,22 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
 
 /**
  * Starts both listeners: the public one, and the admin one on loopback, whose URL is written to
- * `<dataDir>/admin.json` for `mdq`. Returns the public address.
+ * `<dataDir>/admin.json` for `mdq`. Returns the public address. If either cannot listen (a port
+ * taken), the service is closed before the error is thrown: Fastify runs no onClose hook after a
+ * failed listen, and the Redis connection, change feed and key-ring timer would keep the process
+ * alive (the store stays open: it belongs to the caller).
  */
 export async function startService(service: Service): Promise<{ address: string; adminAddress: string }> {
-  const address = await service.app.listen({ host: service.config.host, port: service.config.port });
-  const adminAddress = await service.adminApp.listen({
-    host: service.config.adminHost,
-    port: service.config.adminPort,
-  });
-  await writeAdminAddress(service.config.dataDir, adminAddress);
-  return { address, adminAddress };
+  try {
+    const address = await service.app.listen({ host: service.config.host, port: service.config.port });
+    const adminAddress = await service.adminApp.listen({
+      host: service.config.adminHost,
+      port: service.config.adminPort,
+    });
+    await writeAdminAddress(service.config.dataDir, adminAddress);
+    return { address, adminAddress };
+  } catch (error) {
+    await service.app.close().catch(() => {});
+    throw error;
+  }
 }

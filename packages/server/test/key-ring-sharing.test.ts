@@ -19,12 +19,12 @@ import {
   fileKeyRingStorage,
   KEY_RING_FILE,
   KeyRing,
-  type KeyRingStore,
   storeKeyRingStorage,
 } from "../src/oauth/signing-keys.js";
 import { buildService, type Service } from "../src/server.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/postgres-store.js";
+import type { KeyRingStore } from "../src/store/store.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { graphqlOn, tokenFrom } from "./support/shared-region.js";
 
@@ -78,9 +78,7 @@ describe("the key ring file of the embedded store", () => {
 });
 
 /** `swapKeyRing` as the PostgreSQL store is asked to implement it: one statement, atomic. */
-function compareAndSetStore(
-  pool: pg.Pool,
-): KeyRingStore & Required<Pick<KeyRingStore, "readKeyRing" | "writeKeyRing">> {
+function compareAndSetStore(pool: pg.Pool): KeyRingStore {
   return {
     async readKeyRing() {
       const { rows } = await pool.query<{ document: string }>("SELECT document FROM key_ring WHERE id = 1");

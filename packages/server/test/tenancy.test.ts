@@ -295,6 +295,11 @@ describe("tenancy: brands and grants", () => {
         "filter.dataSources names meta_ads, outside this app's grants",
       ],
       ["app-globex-bi", { markets: ["FR"] }, "filter.markets names FR, outside this app's grants"],
+      [
+        "app-acme-analytics",
+        { markets: ["UK"] },
+        'filter.markets names UK, outside this app\'s grants (the United Kingdom is "GB" in ISO 3166-1, not "UK")',
+      ],
     ];
     for (const [appClientId, filter, message] of cases) {
       const app = appNamed(appClientId);

@@ -3,13 +3,14 @@
  * and write the credentials JSON (CONTRACT §4) and a curl walk-through of the daily flow.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
   addDays,
   buildService,
   CONFIG_ENV,
   type DemoCredentials,
+  holdsOnlyTheDemo,
   loadConfig,
   migrateDatabase,
   openStore,
@@ -19,11 +20,35 @@ import {
   todayIn,
 } from "@mdq/server";
 import { Command } from "commander";
-import { closingStoreOnFailure, runService } from "../run-service.js";
+import { demoDataDirectory } from "../operator-options.js";
+import { closingStoreOnFailure, runService, serviceParts } from "../run-service.js";
 import { UsageError } from "../usage-error.js";
 
-/** File that marks a directory as a demo's, so that `mdq demo` may wipe it. */
+/**
+ * File that marks a directory as a demo's, so that `mdq demo` may wipe it. It holds the process
+ * id of the demo that seeded it, so that a second demo does not wipe the first one's data (and
+ * rewrite its credentials) while it runs.
+ */
 const DEMO_MARKER = ".mdq-demo";
+
+/** The process id in the marker of `dataDir`, if that process is still running. */
+async function runningDemo(dataDir: string): Promise<number | undefined> {
+  let pid: unknown;
+  try {
+    pid = (JSON.parse(await readFile(join(dataDir, DEMO_MARKER), "utf8")) as { pid?: unknown }).pid;
+  } catch {
+    return undefined; // no marker, or one written before markers held a process id
+  }
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid)
+    return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM" ? pid : undefined;
+  }
+}
 
 async function freshDemoDirectory(dataDir: string): Promise<void> {
   if (existsSync(dataDir)) {
@@ -31,10 +56,22 @@ async function freshDemoDirectory(dataDir: string): Promise<void> {
     if (entries.length > 0 && !entries.includes(DEMO_MARKER)) {
       throw new UsageError(`${dataDir} is not empty and is not a demo data directory; choose another --data`);
     }
+    const pid = await runningDemo(dataDir);
+    if (pid !== undefined) {
+      throw new UsageError(
+        `${dataDir} is in use by the demo running as process ${pid}; stop it first, or give this demo ` +
+          "its own --data and --credentials",
+      );
+    }
     await rm(dataDir, { recursive: true, force: true });
   }
   await mkdir(dataDir, { recursive: true });
-  await writeFile(join(dataDir, DEMO_MARKER), "seeded by mdq demo; wiped by the next mdq demo\n");
+  const marker = {
+    seededBy: "mdq demo",
+    pid: process.pid,
+    note: "wiped by the next mdq demo once this one stops",
+  };
+  await writeFile(join(dataDir, DEMO_MARKER), `${JSON.stringify(marker)}\n`);
 }
 
 function positiveInteger(name: string) {
@@ -44,6 +81,14 @@ function positiveInteger(name: string) {
     return Number(text);
   };
 }
+
+/**
+ * The walk-through's filter of the token endpoint's answer: the access token, or the answer on
+ * stderr and exit 1, so that a wrong secret does not become \`TOKEN=undefined\` and a puzzling 401.
+ */
+const TOKEN_FROM_ANSWER =
+  `node -e 'const t = require("fs").readFileSync(0, "utf8"); let a = {}; try { a = JSON.parse(t) } catch {}; ` +
+  `if (!a.access_token) { console.error("no token: " + (t || "no answer")); process.exit(1) }; console.log(a.access_token)'`;
 
 /** The walk-through printed after the demo starts. */
 export function walkThrough(credentials: DemoCredentials, credentialsFile: string, today: string): string {
@@ -60,37 +105,37 @@ Walk the daily flow with curl (the secret never goes on a command line):
   export MDQ_APP_CLIENT_ID=${app.appClientId} MDQ_BRAND_CLIENT_ID=${app.brandClientId}
   export MDQ_APP_CLIENT_SECRET=$(node -p 'require("${credentialsFile}").apps[0].appClientSecret')
 
-  # 1. a token (HTTP Basic, read from stdin by curl -K -)
+  # 1. a token (HTTP Basic, read from stdin by curl -K -); a refusal is printed, and the steps below stop
   TOKEN=$(printf 'user = "%s:%s"\\n' "$MDQ_APP_CLIENT_ID" "$MDQ_APP_CLIENT_SECRET" \\
-    | curl -s -K - -d grant_type=client_credentials -d scope=api_data/read ${credentials.authUrl}/oauth2/token \\
-    | node -p 'JSON.parse(require("fs").readFileSync(0)).access_token')
+    | curl -sS -K - -d grant_type=client_credentials -d scope=api_data/read ${credentials.authUrl}/oauth2/token \\
+    | ${TOKEN_FROM_ANSWER})
 
   # 2. is today's data ready?
-  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer \${TOKEN:?no token, see above}" -H 'Content-Type: application/json' \\
     -d '{"query":"{ marketingDataReadiness(clientId: \\"'$MDQ_BRAND_CLIENT_ID'\\") { status lastProcessedAt date availableThrough } }"}'
 
   # 3. download a page of records in GBP
-  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer \${TOKEN:?no token, see above}" -H 'Content-Type: application/json' \\
     -d '{"query":"query($c: ID!, $from: Date!, $to: Date!) { marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, currency: GBP) { recordId date market dataSource campaignName spend revenue currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'","from":"${from}","to":"${to}"}}'
 
   # 4. totals by market for the same range
-  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -s -w '\\n' ${credentials.baseUrl}/graphql -H "Authorization: Bearer \${TOKEN:?no token, see above}" -H 'Content-Type: application/json' \\
     -d '{"query":"query($c: ID!) { marketingAggregate(clientId: $c, dateRange: {from: \\"${from}\\", to: \\"${to}\\"}, metrics: [SPEND, CLICKS], groupBy: [MARKET]) { MARKET TOTAL_SPEND TOTAL_CLICKS currency } }","variables":{"c":"'$MDQ_BRAND_CLIENT_ID'"}}'
 `;
 }
 
 /**
  * The demo's store: a fresh DuckDB file in the (wiped) demo directory, or, with MDQ_DATABASE_URL,
- * the PostgreSQL database, migrated here for convenience. A database is never wiped: it must hold
- * no brand yet.
+ * the PostgreSQL database, migrated here for convenience. A database is never wiped: it must be
+ * empty or hold only a previous demo's seed, which is then refreshed (`holdsOnlyTheDemo`).
  */
 async function openDemoStore(config: ServiceConfig): Promise<Store> {
   if (config.databaseUrl !== null) await migrateDatabase(config.databaseUrl);
   const store = await openStore(config);
-  if (config.databaseUrl !== null && (await store.listBrands()).length > 0) {
+  if (!(await closingStoreOnFailure(store, () => holdsOnlyTheDemo(store)))) {
     await store.close();
     throw new UsageError(
-      "mdq demo seeds an empty database, and MDQ_DATABASE_URL already holds brands: point it at a new database",
+      "mdq demo seeds an empty database or re-seeds its own, and MDQ_DATABASE_URL holds other brands or apps: point it at a new database",
     );
   }
   return store;
@@ -103,7 +148,10 @@ export function demoCommand(): Command {
     )
     .option("--port <port>", "port to listen on", "4000")
     .option("--region <code>", "region code", "uk")
-    .option("--data <dir>", "demo data directory (wiped and re-seeded at each start)")
+    .option(
+      "--data <dir>",
+      "demo data directory (wiped and re-seeded at each start; default ./data/demo-<region>)",
+    )
     .option("--credentials <file>", "where to write the credentials JSON", "demo-credentials.json")
     .option("--scale <n>", "multiply the campaigns (50 ≈ 2 million rows)", positiveInteger("--scale"), 1)
     .option("--days <n>", "days of data ending yesterday", positiveInteger("--days"), 400)
@@ -111,7 +159,7 @@ export function demoCommand(): Command {
     .addHelpText(
       "after",
       "\nExamples:\n  mdq demo --port 4000 --credentials ./demo-credentials.json\n" +
-        "  MDQ_DATABASE_URL=postgres://127.0.0.1:5432/mdq_demo mdq demo   # seeds PostgreSQL (an empty database)\n",
+        "  MDQ_DATABASE_URL=postgres://127.0.0.1:5432/mdq_demo mdq demo   # seeds PostgreSQL (empty, or a previous demo's)\n",
     )
     .action(
       async (flags: {
@@ -123,7 +171,7 @@ export function demoCommand(): Command {
         days: number;
         seedOnly?: boolean;
       }) => {
-        const dataDir = resolve(flags.data ?? `data/demo-${flags.region}`);
+        const dataDir = resolve(flags.data ?? demoDataDirectory(flags.region));
         // The explorer is on in the demo unless MDQ_EXPLORER says otherwise.
         const explorer = process.env[CONFIG_ENV.explorer] || "on";
         const config = loadConfig(process.env, { port: flags.port, region: flags.region, dataDir, explorer });
@@ -152,7 +200,10 @@ export function demoCommand(): Command {
         }
         await closingStoreOnFailure(store, async () =>
           runService(
-            await buildService(config, { store, explorerClientId: credentials.apps[0]!.brandClientId }),
+            await buildService(config, {
+              ...serviceParts(store),
+              explorerClientId: credentials.apps[0]!.brandClientId,
+            }),
           ),
         );
         process.stdout.write(walkThrough(credentials, credentialsFile, today));

@@ -2,7 +2,7 @@
 
 import { buildService, loadConfig, openStore } from "@mdq/server";
 import { Command } from "commander";
-import { closingStoreOnFailure, runService } from "../run-service.js";
+import { closingStoreOnFailure, runService, serviceParts } from "../run-service.js";
 
 export function serveCommand(): Command {
   return new Command("serve")
@@ -31,7 +31,7 @@ export function serveCommand(): Command {
       });
       const store = await openStore(config);
       const { service, address } = await closingStoreOnFailure(store, async () => {
-        const service = await buildService(config, { store });
+        const service = await buildService(config, serviceParts(store));
         return { service, address: await runService(service) };
       });
       service.app.log.info({ address, region: config.region }, "MDQ serving");

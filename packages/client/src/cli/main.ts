@@ -5,10 +5,12 @@
  * Credentials come from the environment only (MDQ_APP_CLIENT_ID, MDQ_APP_CLIENT_SECRET, ...).
  * Exit codes: exit-codes.ts.
  */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { MdqClientError } from "../errors.js";
 import { EXIT_CODES_HELP, exitCodeOf } from "./exit-codes.js";
 import { handleInterruptions, interruption } from "./interrupt.js";
+import { exitWhenStdoutCloses } from "./output.js";
 import { aggregateCommand, readinessCommand, recordsCommand } from "./query-commands.js";
 import { syncCommand } from "./sync-command.js";
 
@@ -28,15 +30,21 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The version of this package (`mdq-client --version`), from the package.json shipped beside `dist/`. */
+const { version } = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
 const program = new Command("mdq-client")
   .description("Download a brand's marketing data from MDQ: a daily file sync, and one-off queries.")
-  .version("0.1.0")
+  .version(version)
   .addHelpText("after", EXIT_CODES_HELP);
 for (const command of [syncCommand(), readinessCommand(), recordsCommand(), aggregateCommand()]) {
   program.addCommand(command.addHelpText("after", EXIT_CODES_HELP));
 }
 throwInsteadOfExiting(program);
 handleInterruptions();
+exitWhenStdoutCloses();
 
 try {
   await program.parseAsync(process.argv);

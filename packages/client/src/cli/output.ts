@@ -45,3 +45,14 @@ export function print<T>(
   const { headers, rows } = asTable(value);
   process.stdout.write(`${table(headers, rows)}\n`);
 }
+
+/**
+ * Ends `mdq-client` quietly when stdout's reader goes away (`mdq-client records … | head -5`):
+ * nothing more can be shown, so the rest of the work is not done, and no EPIPE stack is printed.
+ */
+export function exitWhenStdoutCloses(): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit();
+  });
+}

@@ -19,10 +19,14 @@ import type { KeyInfo, KeyRing } from "../oauth/signing-keys.js";
 import {
   type App,
   type Brand,
+  type BrandDirectory,
   type Grants,
   type LoadSummary,
+  loadsParquet,
+  type ParquetLoads,
   RecordIdConflictError,
-  type Store,
+  type RecordLoads,
+  type RecordReads,
 } from "../store/store.js";
 import type {
   ChangeGrantsCommand,
@@ -61,8 +65,11 @@ export interface BrandStatus {
   readyToday: boolean;
 }
 
+/** What the operations of `mdq` need of the store. */
+export type RegionAdminStore = BrandDirectory & RecordReads & RecordLoads;
+
 export interface RegionAdminOptions {
-  store: Store;
+  store: RegionAdminStore;
   keys: KeyRing;
   apps: AppDirectory;
   region: string;
@@ -97,9 +104,14 @@ function fileRejected(error: unknown): never {
 
 /** The operations of `mdq` on one region. */
 export class RegionAdmin {
-  constructor(private readonly options: RegionAdminOptions) {}
+  /** The store's native Parquet loads, when its engine has them (checked once). */
+  private readonly parquetLoads: ParquetLoads | undefined;
 
-  private get store(): Store {
+  constructor(private readonly options: RegionAdminOptions) {
+    this.parquetLoads = loadsParquet(options.store) ? options.store : undefined;
+  }
+
+  private get store(): RegionAdminStore {
     return this.options.store;
   }
 
@@ -222,14 +234,13 @@ export class RegionAdmin {
       ...(mapping ? { mapping } : {}),
     }).catch(fileRejected);
     const origin = { processingDate, source: path };
-    const handOver = this.store.replaceRecordsFromParquet
-      ? await mkdtemp(join(tmpdir(), "mdq-load-"))
-      : undefined;
+    const parquet = this.parquetLoads;
+    const handOver = parquet ? await mkdtemp(join(tmpdir(), "mdq-load-")) : undefined;
     try {
-      if (handOver && this.store.replaceRecordsFromParquet) {
+      if (parquet && handOver) {
         const columnar = join(handOver, "records.parquet");
         await file.exportParquet(columnar);
-        return await this.store.replaceRecordsFromParquet(brand.brandId, columnar, origin);
+        return await parquet.replaceRecordsFromParquet(brand.brandId, columnar, origin);
       }
       return await this.store.replaceRecords(brand.brandId, file.records(), origin);
     } catch (error) {

@@ -142,7 +142,12 @@ function grantedSubset(
   if (requested === null) return granted;
   const outside = requested.filter((value) => !granted.includes(value));
   if (outside.length > 0) {
-    throw new MdqError("FORBIDDEN", `filter.${name} names ${outside.join(", ")}, outside this app's grants`);
+    // "UK" is a well-formed code that ISO 3166-1 never assigned: say so, as `mdq grant add` does.
+    const hint = outside.includes("UK") ? ' (the United Kingdom is "GB" in ISO 3166-1, not "UK")' : "";
+    throw new MdqError(
+      "FORBIDDEN",
+      `filter.${name} names ${outside.join(", ")}, outside this app's grants${hint}`,
+    );
   }
   return requested;
 }

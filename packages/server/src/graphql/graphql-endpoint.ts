@@ -6,14 +6,13 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { GraphQLError } from "graphql";
-import { decodeProtectedHeader } from "jose";
 import mercurius from "mercurius";
 import { MdqError } from "../errors.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { sendGraphQLError } from "../plugins/error-responses.js";
 import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
-import type { Store } from "../store/store.js";
+import type { RecordReads } from "../store/store.js";
 import { authenticateBearer } from "./bearer-auth.js";
 import { withCode } from "./coded-error.js";
 import { formatErrors } from "./error-formatting.js";
@@ -23,7 +22,7 @@ import { type RequestContext, resolvers } from "./resolvers.js";
 import { typeDefs } from "./schema.js";
 
 export interface GraphQLEndpointOptions {
-  store: Store;
+  store: RecordReads;
   keys: KeyRing;
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };
@@ -71,25 +70,6 @@ function parseRequestBody(body: unknown): GraphQLRequestBody {
     variables: (variables ?? undefined) as Record<string, unknown> | undefined,
     operationName: operationName ?? undefined,
   };
-}
-
-/**
- * When the bearer token names a signing key this instance does not know, re-reads the key ring
- * first (throttled): another instance may have just rotated (docs/observability.md). Anything
- * malformed is left for bearer authentication to refuse.
- */
-async function learnSigningKey(authorization: string | undefined, keys: KeyRing): Promise<void> {
-  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
-  if (!token) return;
-  let kid: unknown;
-  try {
-    kid = decodeProtectedHeader(token).kid;
-  } catch {
-    return;
-  }
-  if (typeof kid === "string" && kid !== "" && !keys.verificationKey(kid)) {
-    await keys.reloadForUnknownKid(kid).catch(() => false);
-  }
 }
 
 /** Whether `text` parses as JSON (no GraphQL document does; a selection set `{}` cannot be empty). */
@@ -142,7 +122,6 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       return sendGraphQLError(reply, 415, "BAD_REQUEST", "Content-Type must be application/json");
     }
     const body = parseRequestBody(request.body);
-    await learnSigningKey(request.headers.authorization, options.keys);
     const caller = await authenticateBearer(request, options);
     const context: RequestContext = {
       caller,

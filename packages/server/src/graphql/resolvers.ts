@@ -6,7 +6,7 @@
 import { type PageInfo, todayIn } from "@mdq/contract";
 import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
-import { MissingFxRateError, type Store } from "../store/store.js";
+import { MissingFxRateError, type RecordReads } from "../store/store.js";
 import {
   type AggregateArguments,
   aggregateQueryOf,
@@ -21,7 +21,7 @@ import { selectedFieldNames } from "./selection.js";
 /** What every resolver gets: the caller, the store, and where to put page info. */
 export interface RequestContext {
   caller: Caller;
-  store: Store;
+  store: RecordReads;
   timeZone: string;
   pageInfo: Record<string, PageInfo>;
 }

@@ -61,12 +61,16 @@ export class InvalidTokenError extends Error {
   }
 }
 
-/** Verifies a bearer token; throws `InvalidTokenError` for anything not acceptable. */
+/**
+ * Verifies a bearer token; throws `InvalidTokenError` for anything not acceptable. A token signed
+ * by a key the ring has not loaded yet is verified after the ring learns it (`KeyRing.learnKeyOf`).
+ */
 export async function verifyAccessToken(
   keys: KeyRing,
   settings: TokenSettings,
   token: string,
 ): Promise<AccessTokenClaims> {
+  await keys.learnKeyOf(token);
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(

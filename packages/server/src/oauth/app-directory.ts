@@ -4,7 +4,7 @@
  * (CONTRACT §2 asks for 60 s at most).
  */
 import { LRUCache } from "lru-cache";
-import type { App, Grants, Store } from "../store/store.js";
+import type { App, BrandDirectory, Grants } from "../store/store.js";
 
 /** Apps (and grant sets) kept at most; the least recently used go first. */
 const MAX_CACHED = 10_000;
@@ -20,7 +20,7 @@ export class AppDirectory {
   private readonly grants: LRUCache<string, Cached<Grants>> | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<BrandDirectory, "findApp" | "brandGrants">,
     ttlSeconds: number,
   ) {
     // A TTL of 0 means "do not cache": lru-cache would read it as "never expires".

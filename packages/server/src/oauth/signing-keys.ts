@@ -13,7 +13,8 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { type CryptoKey, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { type KeyRingStore, keepsKeyRing } from "../store/store.js";
 import { writeAtomically } from "../write-atomically.js";
 
 /** The JWS algorithm of every MDQ access token (pinned at verification). */
@@ -63,17 +64,6 @@ export interface KeyRingStorage {
   replace(expected: string | undefined, next: string): Promise<boolean>;
 }
 
-/** What a shared store offers for the ring (see `Store.readKeyRing`). */
-export interface KeyRingStore {
-  readKeyRing?(): Promise<string | undefined>;
-  writeKeyRing?(document: string): Promise<void>;
-  /**
-   * Atomic compare-and-set: writes `next` only if the stored document is still `expected`
-   * (undefined: none yet); returns whether it wrote.
-   */
-  swapKeyRing?(expected: string | undefined, next: string): Promise<boolean>;
-}
-
 /** Why the ring was reloaded (the `reason` of `mdq_signing_key_reloads_total`). */
 export type KeyReloadReason = "periodic" | "unknown_kid" | "change";
 
@@ -120,37 +110,17 @@ export function fileKeyRingStorage(dataDir: string): KeyRingStorage {
   };
 }
 
-/**
- * The ring kept in a shared store. With `swapKeyRing` every write is atomic; a store with only
- * `writeKeyRing` gets a check before and a read-back after the write, which narrows (but cannot
- * close) the window in which two instances' writes cross.
- */
-export function storeKeyRingStorage(
-  store: Required<Pick<KeyRingStore, "readKeyRing" | "writeKeyRing">> & KeyRingStore,
-): KeyRingStorage {
+/** The ring kept in a shared store; every write is its atomic compare-and-set. */
+export function storeKeyRingStorage(store: KeyRingStore): KeyRingStorage {
   return {
     read: () => store.readKeyRing(),
-    async replace(expected, next) {
-      if (store.swapKeyRing) return store.swapKeyRing(expected, next);
-      if ((await store.readKeyRing()) !== expected) return false;
-      await store.writeKeyRing(next);
-      const written = await store.readKeyRing();
-      return written !== undefined && fingerprint(written) === fingerprint(next);
-    },
+    replace: (expected, next) => store.swapKeyRing(expected, next),
   };
 }
 
 /** The store's ring when the store keeps one (PostgreSQL), else the file in `dataDir`. */
-export function keyRingStorageFor(store: KeyRingStore, dataDir: string): KeyRingStorage {
-  const { readKeyRing, writeKeyRing } = store;
-  if (readKeyRing && writeKeyRing) {
-    return storeKeyRingStorage({
-      readKeyRing: readKeyRing.bind(store),
-      writeKeyRing: writeKeyRing.bind(store),
-      ...(store.swapKeyRing ? { swapKeyRing: store.swapKeyRing.bind(store) } : {}),
-    });
-  }
-  return fileKeyRingStorage(dataDir);
+export function keyRingStorageFor(store: object, dataDir: string): KeyRingStorage {
+  return keepsKeyRing(store) ? storeKeyRingStorage(store) : fileKeyRingStorage(dataDir);
 }
 
 /** The set of signing keys of a region: one active signer, older ones kept for verification. */
@@ -268,6 +238,23 @@ export class KeyRing {
   }
 
   /**
+   * Before a token is verified: when it names a key this ring does not know, re-reads the ring
+   * first (throttled, see `reloadForUnknownKid`), since another instance may have just rotated
+   * (docs/observability.md). Anything malformed is left for verification to refuse.
+   */
+  async learnKeyOf(token: string): Promise<void> {
+    let kid: unknown;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return;
+    }
+    if (typeof kid === "string" && kid !== "" && !this.verificationKey(kid)) {
+      await this.reloadForUnknownKid(kid).catch(() => false);
+    }
+  }
+
+  /**
    * Reloads the ring when `kid` is not in it, at most once per 5 s (a flood of tokens with made-up
    * `kid`s must not become a flood of reads); returns whether the ring knows `kid` afterwards.
    */
@@ -336,11 +323,4 @@ function parse(document: string): StoredKey[] {
 
 function serialise(keys: StoredKey[]): string {
   return `${JSON.stringify({ keys }, null, 2)}\n`;
-}
-
-/** What identifies a ring's state whatever its formatting: its kids and when each retired. */
-function fingerprint(document: string): string {
-  return parse(document)
-    .map((key) => `${key.kid}:${key.retiredAt ?? "active"}`)
-    .join(",");
 }

@@ -2,14 +2,9 @@
  * A store that counts what passes through it: rows served by records and aggregate queries
  * (`mdq_rows_served_total`) and failed calls by kind (`mdq_store_errors_total`), and logs
  * (throttled) while the database does not answer. It wraps any engine without knowing its
- * methods, so a method added to `Store` is metered too.
+ * methods, so a method added to `Store` is metered too, and keeps its capabilities.
  */
-import {
-  MissingFxRateError,
-  RecordIdConflictError,
-  type Store,
-  StoreUnavailableError,
-} from "../store/store.js";
+import { MissingFxRateError, RecordIdConflictError, StoreUnavailableError } from "../store/store.js";
 import type { ServiceMetrics, StoreErrorKind } from "./metrics.js";
 import { safeReason, ThrottledWarning, type WarningLogger } from "./throttled-warning.js";
 
@@ -25,7 +20,7 @@ function kindOf(error: unknown): StoreErrorKind {
 const ROW_QUERIES: Record<string, string> = { queryRecords: "records", queryAggregate: "aggregate" };
 
 /** `store`, metered into `metrics`; outages are logged to `log`. */
-export function meteredStore(store: Store, metrics: ServiceMetrics, log?: WarningLogger): Store {
+export function meteredStore<S extends object>(store: S, metrics: ServiceMetrics, log?: WarningLogger): S {
   const outage = new ThrottledWarning(log, "the store does not answer; requests that need it get 503");
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {

@@ -3,9 +3,13 @@
  * endpoint, GraphQL-shaped `{"errors":[{"message","extensions":{"code"}}]}` everywhere else.
  * Framework errors (bad JSON, body too large, …) get a catalogue code; a store that cannot answer
  * gets 503 with `Retry-After` (`temporarily_unavailable` / `SERVICE_UNAVAILABLE`, the shapes of a
- * draining service); anything unexpected is masked and logged, never a stack trace.
+ * draining service); anything unexpected is masked and logged, never a stack trace. Requests
+ * Node's HTTP parser refuses before Fastify sees them (header fields over the limit, malformed
+ * or too slow) are answered here too, in the same shapes.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { maxHeaderSize, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   type ErrorCode,
   MdqError,
@@ -19,7 +23,11 @@ import { StoreUnavailableError } from "../store/store.js";
 export type Protocol = "oauth" | "graphql";
 
 function protocolOf(request: FastifyRequest): Protocol {
-  return request.url.startsWith("/oauth2/") ? "oauth" : "graphql";
+  return protocolOfPath(request.url);
+}
+
+function protocolOfPath(path: string): Protocol {
+  return path.startsWith("/oauth2/") ? "oauth" : "graphql";
 }
 
 /** Sends a GraphQL-shaped error body. */
@@ -49,6 +57,51 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_EMPTY_TYPE: "Content-Type is empty",
   FST_ERR_CTP_INVALID_TYPE: "Content-Type is invalid",
 };
+
+/** What the parser's refusals answer: status and message, by Node's error code. */
+const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    message: `the request's header fields are too large: at most ${maxHeaderSize / 1024} KB in all (an access token is about 1 KB)`,
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: "the request did not arrive in time" },
+};
+
+/** How long a refused connection may stay open for its answer to be read before it is cut. */
+const CLIENT_ERROR_LINGER_MS = 1000;
+
+/**
+ * Fastify's `clientErrorHandler`: answers a request that Node's HTTP parser refused (431 for
+ * header fields over `maxHeaderSize`, 408, else 400) in the contract's shape for its path, read
+ * from the request line when the parser kept it: RFC 6749 `invalid_request` with `no-store` on
+ * the token endpoint, `BAD_REQUEST` in `extensions.code` elsewhere (CONTRACT §3, as for 413).
+ */
+export function answerClientError(error: ConnectionError, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed || socket.writableEnded) return;
+  const { status, message } = CLIENT_ERRORS[error.code ?? ""] ?? {
+    status: 400,
+    message: "the request is malformed",
+  };
+  // Typed by Fastify as a serialised Buffer; Node passes the Buffer being parsed.
+  const raw: unknown = error.rawPacket;
+  const start = Buffer.isBuffer(raw) ? raw.subarray(0, 2048).toString("latin1") : "";
+  const path = /^[A-Z]+ (\S+) HTTP\//.exec(start)?.[1];
+  const oauth = protocolOfPath(path ?? "") === "oauth";
+  const body = JSON.stringify(
+    oauth
+      ? { error: "invalid_request", error_description: message }
+      : { errors: [{ message, extensions: { code: "BAD_REQUEST" satisfies ErrorCode } }] },
+  );
+  const headers = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    "content-type: application/json; charset=utf-8",
+    `content-length: ${Buffer.byteLength(body)}`,
+    ...(oauth ? ["cache-control: no-store", "pragma: no-cache"] : []),
+    "connection: close",
+  ];
+  socket.end(`${headers.join("\r\n")}\r\n\r\n${body}`);
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+}
 
 /** Installs the error and not-found handlers on `app`. */
 export function installErrorResponses(app: FastifyInstance): void {

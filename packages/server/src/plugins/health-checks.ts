@@ -4,13 +4,13 @@
  * the service drains, the draining hook answers both with 503 before they run.
  */
 import type { FastifyInstance } from "fastify";
-import type { Store } from "../store/store.js";
+import type { StoreConnection } from "../store/store.js";
 
 /** How long a load balancer should wait before asking `/readyz` again after a 503. */
 const READY_RETRY_AFTER_SECONDS = 5;
 
 export interface HealthCheckOptions {
-  store: Pick<Store, "ping">;
+  store: Pick<StoreConnection, "ping">;
   /** PINGs Redis; absent when no Redis is configured. */
   redisPing?: (() => Promise<void>) | undefined;
   region: string;

@@ -14,7 +14,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
-import type { PageResult, Store } from "./store.js";
+import type { DataGeneration, PageResult, RecordReads } from "./store.js";
 
 type Row = Record<string, unknown>;
 
@@ -30,13 +30,12 @@ function pageBytes(page: PageResult<Row>): number {
  * was answered under the current data generation; `maxBytes` 0 returns `store` itself.
  * @example const store = withPageCache(await openStore(config), 64 * 1024 * 1024);
  */
-export function withPageCache(
-  store: Store,
+export function withPageCache<S extends RecordReads & DataGeneration>(
+  store: S,
   maxBytes: number,
   onLookup?: (query: "records" | "aggregate", result: "hit" | "miss") => void,
-): Store {
-  const dataGeneration = store.dataGeneration?.bind(store);
-  if (maxBytes <= 0 || dataGeneration === undefined) return store;
+): S {
+  if (maxBytes <= 0) return store;
   const pages = new LRUCache<string, PageResult<Row>>({
     maxSize: maxBytes,
     sizeCalculation: (page) => Math.max(1, pageBytes(page)),
@@ -49,7 +48,7 @@ export function withPageCache(
     query: RecordsQuery | AggregateQuery,
     read: () => Promise<PageResult<Row>>,
   ): Promise<PageResult<Row>> => {
-    const generation = await dataGeneration();
+    const generation = await store.dataGeneration();
     const key = `${generation}\u0000${kind}\u0000${JSON.stringify(query)}`;
     const hit = pages.get(key);
     if (hit) {

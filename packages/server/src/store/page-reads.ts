@@ -5,38 +5,66 @@
  */
 import type { CurrencyCode } from "../currencies.js";
 import {
+  type PlannedAggregatePage,
   type PlannedCount,
   type PlannedPage,
+  type PlannedSql,
   planAggregateCount,
   planAggregateMissingRate,
   planAggregatePage,
+  planDataVersion,
   planRecordsCount,
   planRecordsPage,
 } from "./query-planner.js";
-import type { AggregateQuery, RecordsQuery, RowScope } from "./query-request.js";
+import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult } from "./store.js";
 
 type Row = Record<string, unknown>;
 
+/** A statement's result, read by position: each engine keeps its driver's cheapest layout. */
+export interface ResultTable {
+  readonly rowCount: number;
+  /** The value at a 0-based row and column, as the driver returns it. */
+  value(row: number, column: number): unknown;
+}
+
 /** One engine's reads inside one snapshot (a transaction on one connection). */
 export interface SnapshotReader {
   readonly dialect: SqlDialect;
-  /** Runs a planned page; each row's keys are the plan's `fields`. */
-  page(plan: PlannedPage): Promise<Row[]>;
-  /** Runs a planned count: `total` and the `missing_rate` sample (`CUR YYYY-MM-DD`) or null. */
-  count(plan: PlannedCount): Promise<{ total: number; missingRate: string | null }>;
-  /** How many loads have touched the brand's days in the range (`pageInfo.dataVersion`). */
-  dataVersion(scope: RowScope): Promise<string>;
+  /** Runs a planned statement. */
+  run(statement: PlannedSql): Promise<ResultTable>;
+}
+
+/** Runs `read` with a reader of one snapshot of an engine's data. */
+export type InSnapshot = <Result>(read: (reader: SnapshotReader) => Promise<Result>) => Promise<Result>;
+
+/** A currency and day whose conversion lacks a rate (CONTRACT §3 rule 7). */
+export interface MissingRate {
+  currency: string;
+  date: string;
+}
+
+/** A planned count's answer. */
+interface CountResult {
+  total: number;
+  missingRate: MissingRate | null;
+}
+
+/** An aggregate page's rows with what its window columns say. */
+interface AggregateRows {
+  rows: Row[];
+  totalCount: number;
+  missingRateRows: number;
 }
 
 /** A `marketingRecords` page, its total and data version; MissingFxRateError when a rate lacks. */
 export async function readRecordsPage(reader: SnapshotReader, query: RecordsQuery): Promise<PageResult<Row>> {
-  const page = await reader.page(planRecordsPage(query, reader.dialect));
-  const count = await reader.count(planRecordsCount(query, reader.dialect));
+  const rows = await readRows(reader, planRecordsPage(query, reader.dialect));
+  const count = await readCount(reader, planRecordsCount(query, reader.dialect));
   if (count.missingRate !== null) throw missingRateError(count.missingRate);
-  const dataVersion = await reader.dataVersion(query.scope);
-  return { rows: withCurrency(page, query.currency), totalCount: count.total, dataVersion };
+  const dataVersion = await readDataVersion(reader, query);
+  return { rows: withCurrency(rows, query.currency), totalCount: count.total, dataVersion };
 }
 
 /** A `marketingAggregate` page, its group count and data version; MissingFxRateError when a rate lacks. */
@@ -44,29 +72,72 @@ export async function readAggregatePage(
   reader: SnapshotReader,
   query: AggregateQuery,
 ): Promise<PageResult<Row>> {
-  const rows = await reader.page(planAggregatePage(query, reader.dialect));
-  let totalCount: number;
-  const first = rows[0];
-  if (first === undefined) {
-    totalCount = (await reader.count(planAggregateCount(query, reader.dialect))).total;
+  const page = await readAggregateRows(reader, planAggregatePage(query, reader.dialect));
+  let totalCount = page.totalCount;
+  if (page.rows.length === 0) {
+    totalCount = (await readCount(reader, planAggregateCount(query, reader.dialect))).total;
     // A page past the end needs the same conversions as page 1: same answer as records give.
     if (totalCount > 0 && query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE")) {
-      const sample = await reader.count(planAggregateMissingRate(query, reader.dialect));
+      const sample = await readCount(reader, planAggregateMissingRate(query, reader.dialect));
       if (sample.missingRate !== null) throw missingRateError(sample.missingRate);
     }
-  } else {
-    totalCount = Number(first["__totalCount"]);
-    if (Number(first["__missingRateRows"]) > 0) {
-      const sample = await reader.count(planAggregateMissingRate(query, reader.dialect));
-      throw missingRateError(sample.missingRate ?? `${query.currency} ${query.scope.from}`);
-    }
-    for (const row of rows) {
-      delete row["__totalCount"];
-      delete row["__missingRateRows"];
-    }
+  } else if (page.missingRateRows > 0) {
+    const sample = await readCount(reader, planAggregateMissingRate(query, reader.dialect));
+    throw missingRateError(sample.missingRate ?? { currency: query.currency, date: query.scope.from });
   }
-  const dataVersion = await reader.dataVersion(query.scope);
-  return { rows: withCurrency(rows, query.currency), totalCount, dataVersion };
+  const dataVersion = await readDataVersion(reader, query);
+  return { rows: withCurrency(page.rows, query.currency), totalCount, dataVersion };
+}
+
+/** Runs a planned page; each row's keys are the plan's `fields`. */
+async function readRows(reader: SnapshotReader, plan: PlannedPage): Promise<Row[]> {
+  return rowsOf(await reader.run(plan), plan.fields);
+}
+
+/** Runs a planned aggregate page; its window columns are read off the first row. */
+async function readAggregateRows(reader: SnapshotReader, plan: PlannedAggregatePage): Promise<AggregateRows> {
+  const table = await reader.run(plan);
+  const rows = rowsOf(table, plan.fields);
+  if (table.rowCount === 0) return { rows, totalCount: 0, missingRateRows: 0 };
+  return {
+    rows,
+    totalCount: Number(table.value(0, plan.windowColumns.totalCount)),
+    missingRateRows: Number(table.value(0, plan.windowColumns.missingRateRows)),
+  };
+}
+
+function rowsOf(table: ResultTable, fields: readonly string[]): Row[] {
+  const rows: Row[] = new Array(table.rowCount);
+  for (let index = 0; index < table.rowCount; index += 1) {
+    const row: Row = {};
+    for (let column = 0; column < fields.length; column += 1)
+      row[fields[column]!] = table.value(index, column);
+    rows[index] = row;
+  }
+  return rows;
+}
+
+/** Runs a planned count (columns: total, missing_currency, missing_day). */
+async function readCount(reader: SnapshotReader, plan: PlannedCount): Promise<CountResult> {
+  const table = await reader.run(plan);
+  if (table.rowCount === 0) return { total: 0, missingRate: null };
+  const currency = table.value(0, 1);
+  return {
+    total: Number(table.value(0, 0) ?? 0),
+    missingRate:
+      currency === null || currency === undefined
+        ? null
+        : { currency: String(currency), date: String(table.value(0, 2)) },
+  };
+}
+
+/** How many loads have touched the brand's days in the range (`pageInfo.dataVersion`). */
+async function readDataVersion(
+  reader: SnapshotReader,
+  query: RecordsQuery | AggregateQuery,
+): Promise<string> {
+  const table = await reader.run(planDataVersion(query.scope, reader.dialect));
+  return String(Number(table.rowCount === 0 ? 0 : (table.value(0, 0) ?? 0)));
 }
 
 function withCurrency(rows: Row[], currency: CurrencyCode): Row[] {
@@ -74,7 +145,6 @@ function withCurrency(rows: Row[], currency: CurrencyCode): Row[] {
   return rows;
 }
 
-function missingRateError(sample: string): MissingFxRateError {
-  const [currency = "", date = ""] = sample.split(" ");
-  return new MissingFxRateError(currency, date);
+function missingRateError(missing: MissingRate): MissingFxRateError {
+  return new MissingFxRateError(missing.currency, missing.date);
 }

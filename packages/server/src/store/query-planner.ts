@@ -27,7 +27,7 @@ import type {
   RowScope,
   SortEntry,
 } from "./query-request.js";
-import { DUCKDB_DIALECT, type SqlDialect } from "./sql-dialect.js";
+import { currencyLiteral, type SqlDialect } from "./sql-dialect.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
 export interface PlannedSql {
@@ -35,13 +35,28 @@ export interface PlannedSql {
   params: (string | number | bigint)[];
 }
 
-/** A planned page query: the SQL and, per result column, the GraphQL field it fills. */
+/** A planned page query: the SQL and, per leading result column, the GraphQL field it fills. */
 export interface PlannedPage extends PlannedSql {
   fields: string[];
 }
 
-/** A planned count: `total` rows (or groups) and `missing_rate`, a sample currency/day lacking a rate. */
+/**
+ * A planned aggregate page: after the fields' columns, two that every row repeats (window
+ * functions, so the page needs no second round trip): the number of groups, and of rows whose
+ * conversion lacks a rate.
+ */
+export interface PlannedAggregatePage extends PlannedPage {
+  windowColumns: { totalCount: number; missingRateRows: number };
+}
+
+/**
+ * A planned count, one row of three columns: `total` rows (or groups), then the currency and the
+ * day (`YYYY-MM-DD`) of a sample conversion lacking a rate, both NULL when none lacks one.
+ */
 export type PlannedCount = PlannedSql;
+
+/** A planned read of the data version: one row, one column (how many loads touched the range). */
+export type PlannedDataVersion = PlannedSql;
 
 /** The parameters of one statement being planned, and the dialect it is written in. */
 class Statement {
@@ -108,6 +123,19 @@ function whereClause(scope: RowScope, statement: Statement): string {
   return conditions.join(" AND ");
 }
 
+/** The currency a plan converts to: checked once, before any of its SQL is written. */
+interface Target {
+  code: CurrencyCode;
+  /** The code as a SQL literal (sql-dialect.ts `currencyLiteral`, the one check). */
+  literal: string;
+  minorUnits: number;
+}
+
+function targetOf(code: CurrencyCode): Target {
+  const literal = currencyLiteral(code);
+  return { code, literal, minorUnits: CURRENCIES[code].minorUnits };
+}
+
 /** Currencies quoted against the base: every supported one but EUR (whose rate is 1 by definition). */
 const RATED_CURRENCIES = CURRENCY_CODES.filter((code) => code !== BASE_CURRENCY);
 
@@ -121,40 +149,53 @@ function dayRatesCte(scope: RowScope, statement: Statement): string {
 }
 
 /** Joins of each row to its source-currency rate (`s`) and the target currency's rate (`t`). */
-function rateJoins(currency: CurrencyCode, statement: Statement): string {
+function rateJoins(target: Target, statement: Statement): string {
   return `LEFT JOIN day_rates s ON s.currency = r.currency AND s.day = r.date
-    LEFT JOIN day_rates t ON t.currency = ${statement.bind(currency)} AND t.day = r.date`;
+    LEFT JOIN day_rates t ON t.currency = ${statement.bind(target.code)} AND t.day = r.date`;
 }
 
 /** The record's amount converted to the target currency, in minor units (exact, half-even). */
-function convertedMinor(column: string, currency: CurrencyCode, dialect: SqlDialect): string {
-  const minorUnits = CURRENCIES[currency].minorUnits;
+function convertedMinor(column: string, target: Target, dialect: SqlDialect): string {
+  const minorUnits = target.minorUnits;
   const toMinor = 10 ** (4 - minorUnits);
   const wide = dialect.wideInteger;
-  return `CASE WHEN r.currency = '${currency}' THEN div_half_even(CAST(r.${column} AS ${wide}), ${toMinor})
+  return `CASE WHEN r.currency = ${target.literal} THEN div_half_even(CAST(r.${column} AS ${wide}), ${toMinor})
     ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6, CAST(s.rate_e6 AS ${wide}) * ${toMinor}) END`;
 }
 
 /** The record's amount converted to the target currency in 10⁻⁸ units (exact, half-even). */
-function convertedE8(column: string, currency: CurrencyCode, dialect: SqlDialect): string {
+function convertedE8(column: string, target: Target, dialect: SqlDialect): string {
   const wide = dialect.wideInteger;
-  return `CASE WHEN r.currency = '${currency}' THEN CAST(r.${column} AS ${wide}) * 10000
+  return `CASE WHEN r.currency = ${target.literal} THEN CAST(r.${column} AS ${wide}) * 10000
     ELSE div_half_even(CAST(r.${column} AS ${wide}) * t.rate_e6 * 10000, CAST(s.rate_e6 AS ${wide})) END`;
 }
 
 /** Condition true for a row whose conversion lacks a rate. */
-function missingRate(currency: CurrencyCode): string {
-  return `(r.currency <> '${currency}' AND (s.rate_e6 IS NULL OR t.rate_e6 IS NULL))`;
+function missingRate(target: Target): string {
+  return `(r.currency <> ${target.literal} AND (s.rate_e6 IS NULL OR t.rate_e6 IS NULL))`;
 }
 
-/** Sample of a missing rate: the currency lacking it and the day, as `CUR YYYY-MM-DD`. */
-function missingRateSample(currency: CurrencyCode, dialect: SqlDialect): string {
-  return `min(CASE WHEN ${missingRate(currency)}
-    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE '${currency}' END) || ' ' || ${dialect.formatDate("r.date")} END)`;
+/**
+ * The aggregate finding a sample missing rate: the first `CUR YYYY-MM-DD` (the currency lacking
+ * a rate, the day) in text order. `countColumns` splits it into typed columns at fixed places:
+ * every code is three letters (`currencyLiteral` and the closed list of stored codes).
+ */
+function missingRateSample(target: Target, dialect: SqlDialect): string {
+  return `min(CASE WHEN ${missingRate(target)}
+    THEN (CASE WHEN s.rate_e6 IS NULL THEN r.currency ELSE ${target.literal} END) || ' ' || ${dialect.formatDate("r.date")} END)`;
 }
 
-function money(minorExpression: string, currency: CurrencyCode, dialect: SqlDialect): string {
-  const minorUnits = CURRENCIES[currency].minorUnits;
+/** The count's columns over a subquery yielding `total` and the missing-rate `sample`. */
+function countColumns(counted: string): string {
+  return `SELECT total, substr(sample, 1, 3) AS missing_currency, substr(sample, 5) AS missing_day
+    FROM (${counted}) counted`;
+}
+
+/** The count's missing-rate columns when a count does not check rates. */
+const NO_MISSING_RATE = "CAST(NULL AS VARCHAR) AS missing_currency, CAST(NULL AS VARCHAR) AS missing_day";
+
+function money(minorExpression: string, target: Target, dialect: SqlDialect): string {
+  const minorUnits = target.minorUnits;
   return `CAST(${minorExpression} AS ${dialect.double}) / ${10 ** minorUnits}`;
 }
 
@@ -188,18 +229,14 @@ function recordColumn(
 }
 
 /** The sort key of a record sort field: stored columns, so that an index can serve the order. */
-function recordSortKey(field: RecordSortField, currency: CurrencyCode, dialect: SqlDialect): string {
+function recordSortKey(field: RecordSortField, target: Target, dialect: SqlDialect): string {
   switch (field) {
     case "DATE_DAY":
-      return "r.date";
     case "MARKET":
-      return "r.market";
     case "DATA_SOURCE":
-      return "r.data_source";
     case "CHANNEL":
-      return "r.channel";
     case "CAMPAIGN_ID":
-      return "r.campaign_id";
+      return dimensionGroup(field, dialect);
     case "IMPRESSIONS":
       return "r.impressions";
     case "CLICKS":
@@ -207,9 +244,9 @@ function recordSortKey(field: RecordSortField, currency: CurrencyCode, dialect: 
     case "CONVERSIONS":
       return "r.conversions_e4";
     case "SPEND":
-      return convertedMinor(MONEY_COLUMNS.spend, currency, dialect);
+      return convertedMinor(MONEY_COLUMNS.spend, target, dialect);
     case "REVENUE":
-      return convertedMinor(MONEY_COLUMNS.revenue, currency, dialect);
+      return convertedMinor(MONEY_COLUMNS.revenue, target, dialect);
   }
 }
 
@@ -243,7 +280,8 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
  * rows, reading only the columns needed and the sort keys); the outer query formats and converts
  * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
  */
-export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedPage {
+export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): PlannedPage {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
@@ -252,10 +290,10 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKD
   for (const field of query.fields)
     for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
   const sortKeys = query.sort.map((entry, index) => ({
-    expression: `${recordSortKey(entry.field, query.currency, dialect)} AS k${index}`,
+    expression: `${recordSortKey(entry.field, target, dialect)} AS k${index}`,
     direction: entry.direction,
   }));
-  const innerJoins = sortsByMoney ? rateJoins(query.currency, statement) : "";
+  const innerJoins = sortsByMoney ? rateJoins(target, statement) : "";
   const where = whereClause(query.scope, statement);
   const innerSelect = [
     ...[...sourceColumns].map((column) => `r.${column}`),
@@ -275,9 +313,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKD
     if (field === "currency") continue;
     fields.push(field);
     if (field === "spend" || field === "revenue") {
-      columns.push(
-        money(convertedMinor(MONEY_COLUMNS[field], query.currency, dialect), query.currency, dialect),
-      );
+      columns.push(money(convertedMinor(MONEY_COLUMNS[field], target, dialect), target, dialect));
     } else {
       columns.push(recordColumn(field, dialect));
     }
@@ -287,7 +323,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKD
     fields.push("recordId");
   }
   // Only converted output needs the rates again; a page sorted by money alone has its order already.
-  const outerJoins = selectsMoney ? rateJoins(query.currency, statement) : "";
+  const outerJoins = selectsMoney ? rateJoins(target, statement) : "";
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
@@ -301,33 +337,34 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect = DUCKD
  * check needs each (currency, day) of the rows once, not each row: rows are counted per pair
  * first, and only the pairs (at most currencies × days) meet the rate table.
  */
-export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedCount {
+export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): PlannedCount {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   if (!recordsNeedRates(query)) {
     const where = whereClause(query.scope, statement);
     return {
-      sql: `SELECT count(*) AS total, CAST(NULL AS VARCHAR) AS missing_rate FROM records r WHERE ${where}`,
+      sql: `SELECT count(*) AS total, ${NO_MISSING_RATE} FROM records r WHERE ${where}`,
       params: statement.params,
     };
   }
   const rates = dayRatesCte(query.scope, statement);
   const where = whereClause(query.scope, statement);
-  const joins = rateJoins(query.currency, statement);
+  const joins = rateJoins(target, statement);
   return {
     sql: `WITH ${rates},
       pairs AS (SELECT r.currency, r.date, count(*) AS n FROM records r WHERE ${where} GROUP BY r.currency, r.date)
-      SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(query.currency, dialect)} AS missing_rate
-      FROM pairs r ${joins}`,
+      ${countColumns(`SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(target, dialect)} AS sample
+      FROM pairs r ${joins}`)}`,
     params: statement.params,
   };
 }
 
-function totalExpression(metric: Metric, currency: CurrencyCode, dialect: SqlDialect): string {
+function totalExpression(metric: Metric, target: Target, dialect: SqlDialect): string {
   const column = METRIC_COLUMNS[metric];
   if (MONEY_METRICS.has(metric)) {
-    const minorUnits = CURRENCIES[currency].minorUnits;
-    const sumE8 = `coalesce(sum(${convertedE8(column, currency, dialect)}), 0)`;
-    return money(`div_half_even(${sumE8}, ${10 ** (8 - minorUnits)})`, currency, dialect);
+    const minorUnits = target.minorUnits;
+    const sumE8 = `coalesce(sum(${convertedE8(column, target, dialect)}), 0)`;
+    return money(`div_half_even(${sumE8}, ${10 ** (8 - minorUnits)})`, target, dialect);
   }
   if (metric === "CONVERSIONS") return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double}) / 10000`;
   return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double})`;
@@ -341,7 +378,8 @@ function totalExpression(metric: Metric, currency: CurrencyCode, dialect: SqlDia
  * total rounded half-even to the currency's minor unit. The group count and the missing-rate check
  * ride along as window functions.
  */
-export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = DUCKDB_DIALECT): PlannedPage {
+export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): PlannedAggregatePage {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
   const ctes: string[] = withRates ? [dayRatesCte(query.scope, statement)] : [];
@@ -365,21 +403,18 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = D
     fields.push(group.dimension);
   }
   for (const metric of query.metrics) {
-    columns.push(totalExpression(metric, query.currency, dialect));
+    columns.push(totalExpression(metric, target, dialect));
     fields.push(`TOTAL_${metric}`);
   }
+  const windowColumns = { totalCount: columns.length, missingRateRows: columns.length + 1 };
   columns.push("count(*) OVER ()");
-  fields.push("__totalCount");
-  columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(query.currency)})) OVER ()` : "0");
-  fields.push("__missingRateRows");
-  const joins = withRates ? rateJoins(query.currency, statement) : "";
+  columns.push(withRates ? `sum(count(*) FILTER (WHERE ${missingRate(target)})) OVER ()` : "0");
+  const joins = withRates ? rateJoins(target, statement) : "";
   const sortKey = (field: AggregateSortField) => {
     if (!field.startsWith("TOTAL_")) return groups.find((group) => group.dimension === field)!.outer;
     const metric = field.slice("TOTAL_".length) as Metric;
     const column = METRIC_COLUMNS[metric];
-    return MONEY_METRICS.has(metric)
-      ? `sum(${convertedE8(column, query.currency, dialect)})`
-      : `sum(r.${column})`;
+    return MONEY_METRICS.has(metric) ? `sum(${convertedE8(column, target, dialect)})` : `sum(r.${column})`;
   };
   const order = [
     ...query.sort.map((entry) => `${sortKey(entry.field)} ${entry.direction}`),
@@ -395,37 +430,94 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect = D
       LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT)`,
     params: statement.params,
     fields,
+    windowColumns,
   };
 }
 
 /** Plans the number of groups of `marketingAggregate` (used when the page itself is empty). */
-export function planAggregateCount(
-  query: AggregateQuery,
-  dialect: SqlDialect = DUCKDB_DIALECT,
-): PlannedCount {
-  if (query.groupBy.length === 0)
-    return { sql: "SELECT 1 AS total, CAST(NULL AS VARCHAR) AS missing_rate", params: [] };
+export function planAggregateCount(query: AggregateQuery, dialect: SqlDialect): PlannedCount {
+  if (query.groupBy.length === 0) return { sql: `SELECT 1 AS total, ${NO_MISSING_RATE}`, params: [] };
   const statement = new Statement(dialect);
   const where = whereClause(query.scope, statement);
   const groupBy = query.groupBy.map((dimension) => dimensionGroup(dimension, dialect)).join(", ");
   return {
-    sql: `SELECT count(*) AS total, CAST(NULL AS VARCHAR) AS missing_rate
+    sql: `SELECT count(*) AS total, ${NO_MISSING_RATE}
       FROM (SELECT 1 FROM records r WHERE ${where} GROUP BY ${groupBy}) groups`,
     params: statement.params,
   };
 }
 
 /** Plans a search for one sample missing rate of an aggregate (only run when one is known to miss). */
-export function planAggregateMissingRate(
-  query: AggregateQuery,
-  dialect: SqlDialect = DUCKDB_DIALECT,
-): PlannedCount {
+export function planAggregateMissingRate(query: AggregateQuery, dialect: SqlDialect): PlannedCount {
+  const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const cte = `WITH ${dayRatesCte(query.scope, statement)}`;
-  const joins = rateJoins(query.currency, statement);
+  const joins = rateJoins(target, statement);
   const where = whereClause(query.scope, statement);
   return {
-    sql: `${cte} SELECT 0 AS total, ${missingRateSample(query.currency, dialect)} AS missing_rate FROM records r ${joins} WHERE ${where}`,
+    sql: `${cte} ${countColumns(`SELECT 0 AS total, ${missingRateSample(target, dialect)} AS sample
+      FROM records r ${joins} WHERE ${where}`)}`,
+    params: statement.params,
+  };
+}
+
+/**
+ * Plans the data version of a range: how many loads have touched the brand's days in it, which
+ * changes whenever any of them is reloaded (`pageInfo.dataVersion`).
+ */
+export function planDataVersion(scope: RowScope, dialect: SqlDialect): PlannedDataVersion {
+  const statement = new Statement(dialect);
+  const { bind } = statement;
+  return {
+    sql: `SELECT count(*) AS loads FROM loads WHERE brand_id = ${bind(scope.brandId)}
+      AND first_day <= CAST(${bind(scope.to)} AS DATE) AND last_day >= CAST(${bind(scope.from)} AS DATE)`,
+    params: statement.params,
+  };
+}
+
+/**
+ * Plans a brand's readiness facts for a processing date (CONTRACT §3 rule 8): whether it is
+ * published, the last publish, and the last day with records inside the grants (NULL without
+ * grants: no rows are readable).
+ */
+export function planReadiness(
+  brandId: string,
+  processingDate: string,
+  grants: { markets: string[]; dataSources: string[] },
+  dialect: SqlDialect,
+): PlannedSql {
+  const statement = new Statement(dialect);
+  const { bind } = statement;
+  const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
+  const published = `EXISTS (SELECT 1 FROM publishes WHERE brand_id = ${bind(brandId)}
+    AND processing_date = CAST(${bind(processingDate)} AS DATE)) AS published`;
+  const lastProcessed = `(SELECT ${dialect.instant("max(published_at)")} FROM publishes
+    WHERE brand_id = ${bind(brandId)}) AS last_processed_at`;
+  const availableThrough = granted
+    ? `(SELECT ${dialect.formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}
+        AND market IN (${grants.markets.map(bind).join(", ")})
+        AND data_source IN (${grants.dataSources.map(bind).join(", ")}))`
+    : "CAST(NULL AS VARCHAR)";
+  return {
+    sql: `SELECT ${published}, ${lastProcessed}, ${availableThrough} AS available_through`,
+    params: statement.params,
+  };
+}
+
+/** Plans a brand's data at a glance: its rows, first and last day, and last publish. */
+export function planDataStatus(brandId: string, dialect: SqlDialect): PlannedSql {
+  const statement = new Statement(dialect);
+  const { bind } = statement;
+  const { formatDate, instant } = dialect;
+  return {
+    sql: `SELECT
+      (SELECT count(*) FROM records WHERE brand_id = ${bind(brandId)}) AS rows,
+      (SELECT ${formatDate("min(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS first_day,
+      (SELECT ${formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS last_day,
+      (SELECT ${instant("published_at")} FROM publishes WHERE brand_id = ${bind(brandId)}
+        ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
+      (SELECT ${formatDate("max(processing_date)")} FROM publishes WHERE brand_id = ${bind(brandId)})
+        AS last_published_date`,
     params: statement.params,
   };
 }

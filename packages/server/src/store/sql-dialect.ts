@@ -1,10 +1,11 @@
 /**
- * What differs between the SQL of DuckDB and of PostgreSQL, as far as the query planner cares:
- * placeholders, date formatting and truncation, the wide integer type of money products, the
- * per-day rate table, and the definition of `div_half_even`. Everything else the planner emits is
+ * What differs between the SQL of DuckDB and of PostgreSQL, as far as the query planner and the
+ * shared reads (sql-store.ts) care: placeholders, date formatting and truncation, the wide
+ * integer type of money products, the per-day rate table, how an instant column is read, and the
+ * definition of `div_half_even`. Everything else the planner emits is
  * SQL both engines read the same way, so one planner serves both stores.
  */
-import { CURRENCY_CODE_PATTERN } from "@mdq/contract";
+import { CURRENCIES } from "@mdq/contract";
 
 /** One engine's spelling of the constructs the planner needs. */
 export interface SqlDialect {
@@ -21,6 +22,8 @@ export interface SqlDialect {
   readonly wideInteger: string;
   /** The 64-bit floating point type. */
   readonly double: string;
+  /** A timestamp expression as the engine's row mapping reads instants. */
+  instant(expression: string): string;
   /**
    * The body of the `day_rates` CTE: (currency, day, rate_e6) for every day in [from, to] and
    * every one of `currencies`, carrying the latest rate on or before the day (NULL when none),
@@ -46,21 +49,26 @@ export const DUCKDB_DIALECT: SqlDialect = {
   monthStart: (expression) => `CAST(date_trunc('month', ${expression}) AS DATE)`,
   wideInteger: "HUGEINT",
   double: "DOUBLE",
+  // Epoch milliseconds: the driver's own timestamp values would need converting one by one.
+  instant: (expression) => `epoch_ms(${expression})`,
   // The codes present in fx_rates stand in for `currencies`: the same table as far as the rate
   // joins can tell (a code without rates gives NULL either way; FX files hold only supported
   // codes, never EUR), and DuckDB plans its ASOF join over a DISTINCT 2.5× faster than over VALUES.
   dayRates: (bind, { from, to }, base) => `
     SELECT c.currency, d.day, f.rate_e6
     FROM (SELECT CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE) AS day) d
-    CROSS JOIN (SELECT DISTINCT currency FROM fx_rates WHERE currency <> ${currencyValue(base)}) c
+    CROSS JOIN (SELECT DISTINCT currency FROM fx_rates WHERE currency <> ${currencyLiteral(base)}) c
     ASOF LEFT JOIN fx_rates f ON f.currency = c.currency AND d.day >= f.date
     UNION ALL
     SELECT CAST(${bind(base)} AS VARCHAR), CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE), 1000000`,
 };
 
-/** A currency code as a SQL literal: codes come from the closed list of currencies, never input. */
-function currencyValue(code: string): string {
-  if (!CURRENCY_CODE_PATTERN.test(code)) throw new Error(`not a currency code: ${code}`);
+/**
+ * A currency code as a SQL literal, checked against the closed list of currencies: the one way a
+ * code enters SQL text (literals let the engines plan the rate joins per currency).
+ */
+export function currencyLiteral(code: string): string {
+  if (!Object.hasOwn(CURRENCIES, code)) throw new Error(`not a supported currency code: ${code}`);
   return `'${code}'`;
 }
 
@@ -69,7 +77,7 @@ function currencyValue(code: string): string {
  * columns they meet, so sorting and joining them never pays for a locale's collation.
  */
 function postgresCurrencyValues(currencies: readonly string[]): string {
-  return `(VALUES ${currencies.map((code) => `(${currencyValue(code)} COLLATE "C")`).join(", ")})`;
+  return `(VALUES ${currencies.map((code) => `(${currencyLiteral(code)} COLLATE "C")`).join(", ")})`;
 }
 
 /**
@@ -91,6 +99,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   monthStart: (expression) => `CAST(date_trunc('month', CAST(${expression} AS timestamp)) AS date)`,
   wideInteger: "numeric",
   double: "double precision",
+  instant: (expression) => expression,
   dayRates: (bind, { from, to }, base, currencies) => {
     const first = `CAST(${bind(from)} AS date)`;
     const last = `CAST(${bind(to)} AS date)`;

@@ -1,6 +1,8 @@
 /**
- * The storage interface every engine implements (DuckDB embedded, PostgreSQL later).
- * The service and the operator CLI talk to storage only through this interface.
+ * The storage interfaces every engine implements (DuckDB embedded, PostgreSQL shared), split by
+ * what callers need: each caller depends on the narrowest one (`BrandDirectory`, `RecordReads`,
+ * `RecordLoads`, `DataGeneration`, `StoreConnection`); `Store` is all of them. What only some
+ * engines can do is a capability interface (`ParquetLoads`, `KeyRingStore`), checked once.
  */
 import type { CurrencyCode } from "../currencies.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
@@ -144,26 +146,30 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** The store: every read the service makes and every write an operator makes. */
-export interface Store {
-  readonly engine: "duckdb" | "postgres";
-
+/** Brands, their apps and grants: what authentication reads and the admin API writes. */
+export interface BrandDirectory {
   findBrand(brandId: string): Promise<Brand | undefined>;
   listBrands(): Promise<Brand[]>;
   findApp(appClientId: string): Promise<App | undefined>;
   listApps(brandId?: string): Promise<App[]>;
   brandGrants(brandId: string): Promise<Grants>;
-
-  readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts>;
-  queryRecords(query: RecordsQuery): Promise<PageResult<Record<string, unknown>>>;
-  queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>>;
-
   createBrand(brand: Brand): Promise<void>;
   createApp(app: App): Promise<void>;
   /** Replaces the app's mutable state: secrets, revocation, narrowing. */
   updateApp(app: App): Promise<void>;
   addGrants(brandId: string, grants: Partial<Grants>): Promise<void>;
   removeGrants(brandId: string, grants: Partial<Grants>): Promise<void>;
+}
+
+/** What the GraphQL queries read: readiness, and pages of records and aggregates. */
+export interface RecordReads {
+  readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts>;
+  queryRecords(query: RecordsQuery): Promise<PageResult<Record<string, unknown>>>;
+  queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>>;
+}
+
+/** What an operator's loads write and check: FX rates, records, publishes and load status. */
+export interface RecordLoads {
   upsertFxRates(rates: FxRate[]): Promise<void>;
   /**
    * Replaces every record of `brandId` on the days present in `records`, atomically (readers see
@@ -174,33 +180,65 @@ export interface Store {
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
     origin?: LoadOrigin,
   ): Promise<LoadSummary>;
-  /**
-   * `replaceRecords` from a Parquet file in stored columns (what `RecordsFile.exportParquet`
-   * writes), for an engine that reads Parquet natively; optional.
-   */
-  replaceRecordsFromParquet?(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary>;
   /** Whether a load for `processingDate` has completed for the brand. */
   hasLoad(brandId: string, processingDate: string): Promise<boolean>;
   brandDataStatus(brandId: string): Promise<BrandDataStatus>;
   publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void>;
+}
 
-  /**
-   * The signing key ring's document (JSON), for engines shared by several instances, which must
-   * sign and verify with the same keys; an engine without them keeps the ring in
-   * `<dataDir>/signing-keys.json`. `undefined` when no ring was written yet.
-   */
-  readKeyRing?(): Promise<string | undefined>;
-  /** Replaces the key ring's document (see `readKeyRing`). */
-  writeKeyRing?(document: string): Promise<void>;
-  /** Replaces it only if it still is `expected` (absent: undefined); whether it did. */
-  swapKeyRing?(expected: string | undefined, next: string): Promise<boolean>;
-  /**
-   * A token that changes whenever records or FX rates change (a load, an FX upsert), read cheaply
-   * before a page so answered pages can be cached per generation (page-cache.ts); optional.
-   */
-  dataGeneration?(): Promise<string>;
+/** A token that changes whenever records or FX rates change (a load, an FX upsert). */
+export interface DataGeneration {
+  /** Read cheaply before a page, so answered pages can be cached per generation (page-cache.ts). */
+  dataGeneration(): Promise<string>;
+}
+
+/** The database itself: which engine, whether it answers, and closing it. */
+export interface StoreConnection {
+  readonly engine: "duckdb" | "postgres";
   /** Answers when the database answers (readiness probe); throws StoreUnavailableError otherwise. */
   ping(): Promise<void>;
-
   close(): Promise<void>;
+}
+
+/** The store: every read the service makes and every write an operator makes. */
+export interface Store extends StoreConnection, BrandDirectory, RecordReads, RecordLoads, DataGeneration {}
+
+/**
+ * A capability of an engine that reads Parquet natively (DuckDB): `replaceRecords` from a file in
+ * stored columns (what `RecordsFile.exportParquet` writes), with no JavaScript object per row.
+ */
+export interface ParquetLoads {
+  replaceRecordsFromParquet(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary>;
+}
+
+/**
+ * A capability of engines shared by several instances (PostgreSQL), which must sign and verify
+ * with the same keys: the signing key ring's document (JSON). An engine without it keeps the ring
+ * in `<dataDir>/signing-keys.json`.
+ */
+export interface KeyRingStore {
+  /** The document; `undefined` when no ring was written yet. */
+  readKeyRing(): Promise<string | undefined>;
+  /** Replaces the document. */
+  writeKeyRing(document: string): Promise<void>;
+  /**
+   * Atomic compare-and-set: writes `next` only if the stored document is still `expected`
+   * (undefined: none yet); returns whether it wrote.
+   */
+  swapKeyRing(expected: string | undefined, next: string): Promise<boolean>;
+}
+
+/** Whether `store` loads Parquet natively (checked once, where a load chooses its path). */
+export function loadsParquet(store: object): store is ParquetLoads {
+  return typeof (store as Partial<ParquetLoads>).replaceRecordsFromParquet === "function";
+}
+
+/** Whether `store` keeps the signing key ring (checked once, where the ring's storage is chosen). */
+export function keepsKeyRing(store: object): store is KeyRingStore {
+  const candidate = store as Partial<KeyRingStore>;
+  return (
+    typeof candidate.readKeyRing === "function" &&
+    typeof candidate.writeKeyRing === "function" &&
+    typeof candidate.swapKeyRing === "function"
+  );
 }

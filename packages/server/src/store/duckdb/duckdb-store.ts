@@ -13,21 +13,18 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
-import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
-import type { PlannedCount, PlannedPage } from "../query-planner.js";
-import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
-import { appFromRow, brandFromRow } from "../row-mapping.js";
+import type { InSnapshot, SnapshotReader } from "../page-reads.js";
+import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
+import { SqlStore } from "../sql-store.js";
 import {
   type App,
   type Brand,
-  type BrandDataStatus,
   type FxRate,
   type Grants,
   type LoadOrigin,
   type LoadSummary,
-  type PageResult,
-  type ReadinessFacts,
+  type ParquetLoads,
   RecordIdConflictError,
   type Store,
   type StoredRecord,
@@ -57,9 +54,11 @@ export async function openDuckDbStore(dataDir: string | ":memory:"): Promise<Duc
   return new DuckDbStore(instance, writer, readers);
 }
 
-/** The DuckDB implementation of `Store`. */
-export class DuckDbStore implements Store {
+/** The DuckDB implementation of `Store`; it loads Parquet natively. */
+export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
   readonly engine = "duckdb" as const;
+  protected readonly dialect = DUCKDB_DIALECT;
+  protected readonly rowsAs = rowMapping(dateOrNull);
   private writeQueue: Promise<unknown> = Promise.resolve();
   /** Completed writes since the store opened (page-cache.ts). */
   private generation = 0;
@@ -68,9 +67,11 @@ export class DuckDbStore implements Store {
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     private readonly readers: ConnectionPool,
-  ) {}
+  ) {
+    super();
+  }
 
-  private async rows(sql: string, params: DuckDBValue[] = []): Promise<Row[]> {
+  protected async rows(sql: string, params: DuckDBValue[] = []): Promise<Row[]> {
     return this.readers.use(async (connection) =>
       (await connection.runAndReadAll(sql, params)).getRowObjectsJS(),
     );
@@ -109,85 +110,16 @@ export class DuckDbStore implements Store {
     });
   }
 
-  async findBrand(brandId: string): Promise<Brand | undefined> {
-    const [row] = await this.rows(
-      "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands WHERE brand_id = ?",
-      [brandId],
-    );
-    return row ? brandFromRow(row, dateOrNull) : undefined;
-  }
-
-  async listBrands(): Promise<Brand[]> {
-    const rows = await this.rows(
-      "SELECT brand_id, name, epoch_ms(created_at) AS created_at FROM brands ORDER BY brand_id",
-    );
-    return rows.map((row) => brandFromRow(row, dateOrNull));
-  }
-
-  async findApp(appClientId: string): Promise<App | undefined> {
-    const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = ?`, [appClientId]);
-    return row ? appFromRow(row, dateOrNull) : undefined;
-  }
-
-  async listApps(brandId?: string): Promise<App[]> {
-    const rows =
-      brandId === undefined
-        ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
-        : await this.rows(`${APP_SELECT} WHERE brand_id = ? ORDER BY app_client_id`, [brandId]);
-    return rows.map((row) => appFromRow(row, dateOrNull));
-  }
-
-  async brandGrants(brandId: string): Promise<Grants> {
-    const rows = await this.rows("SELECT kind, value FROM grants WHERE brand_id = ? ORDER BY value", [
-      brandId,
-    ]);
-    return {
-      markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
-      dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
-    };
-  }
-
-  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
-    if (grants.markets.length === 0 || grants.dataSources.length === 0) {
-      const [row] = await this.rows(READINESS_PUBLISHES, [brandId, processingDate, brandId]);
-      return toReadiness(row, null);
-    }
-    const marketList = grants.markets.map(() => "?").join(", ");
-    const sourceList = grants.dataSources.map(() => "?").join(", ");
-    const [row] = await this.rows(
-      `${READINESS_PUBLISHES.replace(
-        "AS last_processed_at",
-        `AS last_processed_at,
-        (SELECT strftime(max(date), '%Y-%m-%d') FROM records
-          WHERE brand_id = ? AND market IN (${marketList}) AND data_source IN (${sourceList})) AS available_through`,
-      )}`,
-      [brandId, processingDate, brandId, brandId, ...grants.markets, ...grants.dataSources],
-    );
-    return toReadiness(row, (row?.["available_through"] as string | null) ?? null);
-  }
-
-  /**
-   * Runs `read` in one read transaction on one connection, so that a page, its count and its data
-   * version come from the same snapshot even while a load commits.
-   */
-  private snapshot<Result>(read: (connection: DuckDBConnection) => Promise<Result>): Promise<Result> {
-    return this.readers.use(async (connection) => {
+  /** Runs `read` in one read transaction on one pooled connection: one snapshot. */
+  protected readonly snapshot: InSnapshot = (read) =>
+    this.readers.use(async (connection) => {
       await connection.run("BEGIN TRANSACTION");
       try {
-        return await read(connection);
+        return await read(snapshotReader(connection));
       } finally {
         await connection.run("COMMIT");
       }
     });
-  }
-
-  async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot((connection) => readRecordsPage(snapshotReader(connection), query));
-  }
-
-  async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.snapshot((connection) => readAggregatePage(snapshotReader(connection), query));
-  }
 
   async createBrand(brand: Brand): Promise<void> {
     await this.write((connection) =>
@@ -200,26 +132,26 @@ export class DuckDbStore implements Store {
   }
 
   async createApp(app: App): Promise<void> {
+    const values = [app.appClientId, app.brandId, app.name, ...appStateValues(app), app.createdAt].map(
+      duckDbValue,
+    );
     await this.write((connection) =>
       connection.run(
-        `INSERT INTO apps VALUES (?, ?, ?, ?, ?, ${timestampParam(app.previousSecretExpiresAt)},
-          ${listParam(app.markets)}, ${listParam(app.dataSources)},
-          ${timestampParam(app.revokedAt)}, make_timestamp(CAST(? AS BIGINT) * 1000))`,
-        [app.appClientId, app.brandId, app.name, ...appStateParams(app), app.createdAt.getTime()],
+        `INSERT INTO apps VALUES (${values.map((value) => value.sql).join(", ")})`,
+        values.flatMap((value) => value.params),
       ),
     );
   }
 
   async updateApp(app: App): Promise<void> {
+    const state = appStateValues(app).map(duckDbValue);
+    const assignments = APP_STATE_COLUMNS.map((column, index) => `${column} = ${state[index]!.sql}`);
     await this.write((connection) =>
-      connection.run(
-        `UPDATE apps SET name = ?, secret_hash = ?, previous_secret_hash = ?,
-          previous_secret_expires_at = ${timestampParam(app.previousSecretExpiresAt)},
-          markets = ${listParam(app.markets)}, data_sources = ${listParam(app.dataSources)},
-          revoked_at = ${timestampParam(app.revokedAt)}
-          WHERE app_client_id = ?`,
-        [app.name, ...appStateParams(app), app.appClientId],
-      ),
+      connection.run(`UPDATE apps SET name = ?, ${assignments.join(", ")} WHERE app_client_id = ?`, [
+        app.name,
+        ...state.flatMap((value) => value.params),
+        app.appClientId,
+      ]),
     );
   }
 
@@ -322,7 +254,8 @@ export class DuckDbStore implements Store {
       await connection.run(
         `CREATE TEMP TABLE ${staging} AS SELECT record_id, date, market, data_source, channel, campaign_id,
           campaign_name, impressions, clicks, spend_e4, conversions_e4, revenue_e4, currency
-          FROM read_parquet('${path.replaceAll("'", "''")}')`,
+          FROM read_parquet(?)`,
+        [path],
       );
       const [row] = (
         await connection.runAndReadAll(`SELECT count(*) AS n FROM ${staging}`)
@@ -408,26 +341,6 @@ export class DuckDbStore implements Store {
     return Number(row?.["n"] ?? 0) > 0;
   }
 
-  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
-    const [row] = await this.rows(
-      `SELECT
-        (SELECT count(*) FROM records WHERE brand_id = ?) AS rows,
-        (SELECT strftime(min(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS first_day,
-        (SELECT strftime(max(date), '%Y-%m-%d') FROM records WHERE brand_id = ?) AS last_day,
-        (SELECT epoch_ms(published_at) FROM publishes WHERE brand_id = ?
-          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
-        (SELECT strftime(max(processing_date), '%Y-%m-%d') FROM publishes WHERE brand_id = ?) AS last_published_date`,
-      [brandId, brandId, brandId, brandId, brandId],
-    );
-    return {
-      rows: Number(row?.["rows"] ?? 0),
-      firstDay: (row?.["first_day"] as string | null) ?? null,
-      lastDay: (row?.["last_day"] as string | null) ?? null,
-      lastPublishedAt: dateOrNull(row?.["last_published_at"]),
-      lastPublishedDate: (row?.["last_published_date"] as string | null) ?? null,
-    };
-  }
-
   async publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void> {
     await this.write((connection) =>
       connection.run(
@@ -449,93 +362,33 @@ export class DuckDbStore implements Store {
   }
 }
 
-const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
-  epoch_ms(previous_secret_expires_at) AS previous_secret_expires_at, markets, data_sources,
-  epoch_ms(revoked_at) AS revoked_at, epoch_ms(created_at) AS created_at FROM apps`;
-
-const READINESS_PUBLISHES = `SELECT
-  EXISTS (SELECT 1 FROM publishes WHERE brand_id = ? AND processing_date = CAST(? AS DATE)) AS published,
-  (SELECT epoch_ms(max(published_at)) FROM publishes WHERE brand_id = ?) AS last_processed_at`;
-
 /**
- * Parameters of an app's mutable columns, in table order (secret_hash … revoked_at); absent
- * timestamps and null or empty lists bind nothing, matching `timestampParam` and `listParam`.
+ * A value as DuckDB takes it: a placeholder and its parameter, or the SQL of what it cannot bind
+ * (NULL of an unknown type, an empty list whose item type would be unknown).
  */
-function appStateParams(app: App): DuckDBValue[] {
-  return [
-    app.secretHash,
-    app.previousSecretHash,
-    ...(app.previousSecretExpiresAt ? [app.previousSecretExpiresAt.getTime()] : []),
-    ...(app.markets?.length ? [listValue(app.markets)] : []),
-    ...(app.dataSources?.length ? [listValue(app.dataSources)] : []),
-    ...(app.revokedAt ? [app.revokedAt.getTime()] : []),
-  ];
-}
-
-function timestampParam(value: Date | null): string {
-  return value ? "make_timestamp(CAST(? AS BIGINT) * 1000)" : "NULL";
-}
-
-/** A list column's value: an empty list cannot be bound (its item type would be unknown). */
-function listParam(values: string[] | null): string {
-  if (values === null) return "NULL";
-  return values.length === 0 ? "CAST([] AS VARCHAR[])" : "?";
+function duckDbValue(value: AppStateValue): { sql: string; params: DuckDBValue[] } {
+  if (value === null) return { sql: "NULL", params: [] };
+  if (value instanceof Date)
+    return { sql: "make_timestamp(CAST(? AS BIGINT) * 1000)", params: [value.getTime()] };
+  if (Array.isArray(value)) {
+    return value.length === 0
+      ? { sql: "CAST([] AS VARCHAR[])", params: [] }
+      : { sql: "?", params: [listValue(value)] };
+  }
+  return { sql: "?", params: [value] };
 }
 
 function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));
 }
 
-function toReadiness(row: Row | undefined, availableThrough: string | null): ReadinessFacts {
-  return {
-    published: Boolean(row?.["published"]),
-    lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
-    availableThrough,
-  };
-}
-
-/** DuckDB's reads inside one snapshot (page-reads.ts). */
+/** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */
 function snapshotReader(connection: DuckDBConnection): SnapshotReader {
   return {
     dialect: DUCKDB_DIALECT,
-    page: (plan) => readPage(connection, plan),
-    count: (plan) => readCount(connection, plan),
-    dataVersion: (scope) => readDataVersion(connection, scope),
-  };
-}
-
-/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
-async function readDataVersion(connection: DuckDBConnection, scope: RowScope): Promise<string> {
-  const reader = await connection.runAndReadAll(
-    `SELECT count(*) AS loads FROM loads WHERE brand_id = ?
-      AND first_day <= CAST(? AS DATE) AND last_day >= CAST(? AS DATE)`,
-    [scope.brandId, scope.to, scope.from],
-  );
-  return String(reader.getRowObjectsJS()[0]?.["loads"] ?? 0);
-}
-
-/** Runs a planned page and builds row objects from the columns (cheaper than row objects). */
-async function readPage(connection: DuckDBConnection, plan: PlannedPage): Promise<Row[]> {
-  const columns = (await connection.runAndReadAll(plan.sql, plan.params)).getColumnsJS();
-  const rowCount = columns[0]?.length ?? 0;
-  const rows: Row[] = new Array(rowCount);
-  for (let index = 0; index < rowCount; index += 1) {
-    const row: Row = {};
-    for (let column = 0; column < plan.fields.length; column += 1) {
-      row[plan.fields[column]!] = columns[column]![index];
-    }
-    rows[index] = row;
-  }
-  return rows;
-}
-
-async function readCount(
-  connection: DuckDBConnection,
-  plan: PlannedCount,
-): Promise<{ total: number; missingRate: string | null }> {
-  const [row] = (await connection.runAndReadAll(plan.sql, plan.params)).getRowObjectsJS();
-  return {
-    total: Number(row?.["total"] ?? 0),
-    missingRate: (row?.["missing_rate"] as string | null) ?? null,
+    async run(statement) {
+      const columns = (await connection.runAndReadAll(statement.sql, statement.params)).getColumnsJS();
+      return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
+    },
   };
 }

@@ -7,21 +7,18 @@
 import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
-import { readAggregatePage, readRecordsPage, type SnapshotReader } from "../page-reads.js";
-import type { PlannedCount, PlannedPage } from "../query-planner.js";
-import type { AggregateQuery, RecordsQuery, RowScope } from "../query-request.js";
-import { appFromRow, brandFromRow } from "../row-mapping.js";
+import type { InSnapshot, SnapshotReader } from "../page-reads.js";
+import { appStateValues, rowMapping } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
+import { SqlStore } from "../sql-store.js";
 import {
   type App,
   type Brand,
-  type BrandDataStatus,
   type FxRate,
   type Grants,
+  type KeyRingStore,
   type LoadOrigin,
   type LoadSummary,
-  type PageResult,
-  type ReadinessFacts,
   RecordIdConflictError,
   type Store,
   type StoredRecord,
@@ -71,14 +68,18 @@ export async function openPostgresStore(options: PostgresConnectionOptions): Pro
   return new PostgresStore(pool);
 }
 
-/** The PostgreSQL implementation of `Store`. */
-export class PostgresStore implements Store {
+/** The PostgreSQL implementation of `Store`; it keeps the signing key ring for every instance. */
+export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   readonly engine = "postgres" as const;
+  protected readonly dialect = POSTGRES_DIALECT;
+  protected readonly rowsAs = rowMapping(dateOrNull);
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    super();
+  }
 
   /** One statement on any pooled connection. */
-  private async rows(sql: string, params: Params = []): Promise<Row[]> {
+  protected async rows(sql: string, params: Params = []): Promise<Row[]> {
     try {
       return (await this.pool.query(sql, params)).rows;
     } catch (error) {
@@ -117,78 +118,11 @@ export class PostgresStore implements Store {
     }
   }
 
-  /**
-   * Runs `read` in one REPEATABLE READ READ ONLY transaction, so that a page, its count and its
-   * data version come from the same snapshot even while a load commits.
-   */
-  private snapshot<Result>(read: (client: PoolClient) => Promise<Result>): Promise<Result> {
-    return this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", read);
-  }
-
-  async findBrand(brandId: string): Promise<Brand | undefined> {
-    const [row] = await this.rows("SELECT brand_id, name, created_at FROM brands WHERE brand_id = $1", [
-      brandId,
-    ]);
-    return row ? brandFromRow(row, dateOrNull) : undefined;
-  }
-
-  async listBrands(): Promise<Brand[]> {
-    return (await this.rows("SELECT brand_id, name, created_at FROM brands ORDER BY brand_id")).map((row) =>
-      brandFromRow(row, dateOrNull),
+  /** Runs `read` in one REPEATABLE READ READ ONLY transaction: one snapshot. */
+  protected readonly snapshot: InSnapshot = (read) =>
+    this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", (client) =>
+      read(snapshotReader(client)),
     );
-  }
-
-  async findApp(appClientId: string): Promise<App | undefined> {
-    const [row] = await this.rows(`${APP_SELECT} WHERE app_client_id = $1`, [appClientId]);
-    return row ? appFromRow(row, dateOrNull) : undefined;
-  }
-
-  async listApps(brandId?: string): Promise<App[]> {
-    const rows =
-      brandId === undefined
-        ? await this.rows(`${APP_SELECT} ORDER BY brand_id, app_client_id`)
-        : await this.rows(`${APP_SELECT} WHERE brand_id = $1 ORDER BY app_client_id`, [brandId]);
-    return rows.map((row) => appFromRow(row, dateOrNull));
-  }
-
-  async brandGrants(brandId: string): Promise<Grants> {
-    const rows = await this.rows("SELECT kind, value FROM grants WHERE brand_id = $1 ORDER BY value", [
-      brandId,
-    ]);
-    return {
-      markets: rows.filter((row) => row["kind"] === "market").map((row) => String(row["value"])),
-      dataSources: rows.filter((row) => row["kind"] === "data_source").map((row) => String(row["value"])),
-    };
-  }
-
-  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
-    const granted = grants.markets.length > 0 && grants.dataSources.length > 0;
-    const [row] = await this.rows(
-      `SELECT
-        EXISTS (SELECT 1 FROM publishes WHERE brand_id = $1 AND processing_date = CAST($2 AS date)) AS published,
-        (SELECT max(published_at) FROM publishes WHERE brand_id = $1) AS last_processed_at,
-        ${
-          granted
-            ? `(SELECT to_char(max(date), 'YYYY-MM-DD') FROM records
-                WHERE brand_id = $1 AND market = ANY($3) AND data_source = ANY($4))`
-            : "CAST(NULL AS text)"
-        } AS available_through`,
-      granted ? [brandId, processingDate, grants.markets, grants.dataSources] : [brandId, processingDate],
-    );
-    return {
-      published: row?.["published"] === true,
-      lastProcessedAt: dateOrNull(row?.["last_processed_at"]),
-      availableThrough: (row?.["available_through"] as string | null) ?? null,
-    };
-  }
-
-  async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot((client) => readRecordsPage(snapshotReader(client), query));
-  }
-
-  async queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.snapshot((client) => readAggregatePage(snapshotReader(client), query));
-  }
 
   async createBrand(brand: Brand): Promise<void> {
     await this.rows("INSERT INTO brands (brand_id, name, created_at) VALUES ($1, $2, $3)", [
@@ -203,7 +137,7 @@ export class PostgresStore implements Store {
       `INSERT INTO apps (app_client_id, brand_id, name, secret_hash, previous_secret_hash,
         previous_secret_expires_at, markets, data_sources, revoked_at, created_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [app.appClientId, app.brandId, app.name, ...appStateParams(app), app.createdAt],
+      [app.appClientId, app.brandId, app.name, ...appStateValues(app), app.createdAt],
     );
   }
 
@@ -212,7 +146,7 @@ export class PostgresStore implements Store {
       `UPDATE apps SET name = $2, secret_hash = $3, previous_secret_hash = $4,
         previous_secret_expires_at = $5, markets = $6, data_sources = $7, revoked_at = $8
         WHERE app_client_id = $1`,
-      [app.appClientId, app.name, ...appStateParams(app)],
+      [app.appClientId, app.name, ...appStateValues(app)],
     );
   }
 
@@ -366,26 +300,6 @@ export class PostgresStore implements Store {
     return row?.["found"] === true;
   }
 
-  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
-    const [row] = await this.rows(
-      `SELECT
-        (SELECT count(*) FROM records WHERE brand_id = $1) AS rows,
-        (SELECT to_char(min(date), 'YYYY-MM-DD') FROM records WHERE brand_id = $1) AS first_day,
-        (SELECT to_char(max(date), 'YYYY-MM-DD') FROM records WHERE brand_id = $1) AS last_day,
-        (SELECT published_at FROM publishes WHERE brand_id = $1
-          ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
-        (SELECT to_char(max(processing_date), 'YYYY-MM-DD') FROM publishes WHERE brand_id = $1) AS last_published_date`,
-      [brandId],
-    );
-    return {
-      rows: Number(row?.["rows"] ?? 0),
-      firstDay: (row?.["first_day"] as string | null) ?? null,
-      lastDay: (row?.["last_day"] as string | null) ?? null,
-      lastPublishedAt: dateOrNull(row?.["last_published_at"]),
-      lastPublishedDate: (row?.["last_published_date"] as string | null) ?? null,
-    };
-  }
-
   async publish(brandId: string, processingDate: string, publishedAt: Date): Promise<void> {
     await this.rows(
       `INSERT INTO publishes (brand_id, processing_date, published_at) VALUES ($1, CAST($2 AS date), $3)
@@ -436,70 +350,24 @@ export class PostgresStore implements Store {
   }
 }
 
-/** PostgreSQL's reads inside one snapshot (page-reads.ts). */
+/** PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects. */
 function snapshotReader(client: PoolClient): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
-    page: (plan) => readPage(client, plan),
-    count: (plan) => readCount(client, plan),
-    dataVersion: (scope) => readDataVersion(client, scope),
+    async run(statement) {
+      const { rows } = await client.query<unknown[]>({
+        text: statement.sql,
+        values: statement.params,
+        rowMode: "array",
+      });
+      return { rowCount: rows.length, value: (row, column) => rows[row]?.[column] };
+    },
   };
-}
-
-/** Runs a planned page and names its columns by the fields they fill. */
-async function readPage(client: PoolClient, plan: PlannedPage): Promise<Row[]> {
-  const result = await client.query<unknown[]>({ text: plan.sql, values: plan.params, rowMode: "array" });
-  const rows: Row[] = new Array(result.rows.length);
-  for (let index = 0; index < result.rows.length; index += 1) {
-    const values = result.rows[index]!;
-    const row: Row = {};
-    for (let column = 0; column < plan.fields.length; column += 1) row[plan.fields[column]!] = values[column];
-    rows[index] = row;
-  }
-  return rows;
-}
-
-async function readCount(
-  client: PoolClient,
-  plan: PlannedCount,
-): Promise<{ total: number; missingRate: string | null }> {
-  const [row] = (await client.query(plan.sql, plan.params)).rows;
-  return {
-    total: Number(row?.["total"] ?? 0),
-    missingRate: (row?.["missing_rate"] as string | null) ?? null,
-  };
-}
-
-/** How many loads have touched the brand's days in the range: changes whenever they are reloaded. */
-async function readDataVersion(client: PoolClient, scope: RowScope): Promise<string> {
-  const [row] = (
-    await client.query(
-      `SELECT count(*) AS loads FROM loads WHERE brand_id = $1
-        AND first_day <= CAST($2 AS date) AND last_day >= CAST($3 AS date)`,
-      [scope.brandId, scope.to, scope.from],
-    )
-  ).rows;
-  return String(Number(row?.["loads"] ?? 0));
 }
 
 /** The advisory lock key of a brand's loads: 64 bits of a hash of its id. */
 function loadLockKey(brandId: string): string {
   return createHash("sha256").update(`mdq load ${brandId}`).digest().readBigInt64BE(0).toString();
-}
-
-const APP_SELECT = `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
-  previous_secret_expires_at, markets, data_sources, revoked_at, created_at FROM apps`;
-
-/** Parameters of an app's mutable columns: secret_hash … revoked_at. */
-function appStateParams(app: App): Params {
-  return [
-    app.secretHash,
-    app.previousSecretHash,
-    app.previousSecretExpiresAt,
-    app.markets,
-    app.dataSources,
-    app.revokedAt,
-  ];
 }
 
 function dateOrNull(value: unknown): Date | null {

@@ -1,0 +1,98 @@
+/**
+ * What every SQL engine answers with the same statements, written once: the brand directory's
+ * reads, readiness, a brand's data status, and the records and aggregate pages (page-reads.ts). An engine
+ * supplies how it runs one statement, its dialect, how its rows read as the store's types, and
+ * its read snapshots.
+ */
+import { type InSnapshot, readAggregatePage, readRecordsPage } from "./page-reads.js";
+import { type PlannedSql, planDataStatus, planReadiness } from "./query-planner.js";
+import type { AggregateQuery, RecordsQuery } from "./query-request.js";
+import type { RowMapping } from "./row-mapping.js";
+import type { SqlDialect } from "./sql-dialect.js";
+import type { App, Brand, BrandDataStatus, Grants, PageResult, ReadinessFacts } from "./store.js";
+
+type Row = Record<string, unknown>;
+
+/** The shared reads of the DuckDB and PostgreSQL stores. */
+export abstract class SqlStore {
+  protected abstract readonly dialect: SqlDialect;
+  protected abstract readonly rowsAs: RowMapping;
+  /** Runs `read` with a reader of one snapshot, so a page, its count and data version agree. */
+  protected abstract readonly snapshot: InSnapshot;
+  /** Runs one statement on any connection. */
+  protected abstract rows(sql: string, params?: PlannedSql["params"]): Promise<Row[]>;
+
+  async findBrand(brandId: string): Promise<Brand | undefined> {
+    const [row] = await this.rows(`${this.brandSelect()} WHERE brand_id = ${this.dialect.placeholder(1)}`, [
+      brandId,
+    ]);
+    return row ? this.rowsAs.brand(row) : undefined;
+  }
+
+  async listBrands(): Promise<Brand[]> {
+    return (await this.rows(`${this.brandSelect()} ORDER BY brand_id`)).map((row) => this.rowsAs.brand(row));
+  }
+
+  async findApp(appClientId: string): Promise<App | undefined> {
+    const [row] = await this.rows(
+      `${this.appSelect()} WHERE app_client_id = ${this.dialect.placeholder(1)}`,
+      [appClientId],
+    );
+    return row ? this.rowsAs.app(row) : undefined;
+  }
+
+  async listApps(brandId?: string): Promise<App[]> {
+    const rows =
+      brandId === undefined
+        ? await this.rows(`${this.appSelect()} ORDER BY brand_id, app_client_id`)
+        : await this.rows(
+            `${this.appSelect()} WHERE brand_id = ${this.dialect.placeholder(1)} ORDER BY app_client_id`,
+            [brandId],
+          );
+    return rows.map((row) => this.rowsAs.app(row));
+  }
+
+  async brandGrants(brandId: string): Promise<Grants> {
+    return this.rowsAs.grants(
+      await this.rows(
+        `SELECT kind, value FROM grants WHERE brand_id = ${this.dialect.placeholder(1)} ORDER BY value`,
+        [brandId],
+      ),
+    );
+  }
+
+  queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
+    return this.snapshot((reader) => readRecordsPage(reader, query));
+  }
+
+  queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
+    return this.snapshot((reader) => readAggregatePage(reader, query));
+  }
+
+  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
+    const { sql, params } = planReadiness(brandId, processingDate, grants, this.dialect);
+    const [row] = await this.rows(sql, params);
+    return this.rowsAs.readiness(row);
+  }
+
+  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
+    const { sql, params } = planDataStatus(brandId, this.dialect);
+    const [row] = await this.rows(sql, params);
+    return this.rowsAs.dataStatus(row);
+  }
+
+  private brandSelect(): string {
+    return `SELECT brand_id, name, ${this.instantColumn("created_at")} FROM brands`;
+  }
+
+  private appSelect(): string {
+    return `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
+      ${this.instantColumn("previous_secret_expires_at")}, markets, data_sources,
+      ${this.instantColumn("revoked_at")}, ${this.instantColumn("created_at")} FROM apps`;
+  }
+
+  /** A timestamp column under its own name, read as the row mapping expects. */
+  private instantColumn(column: string): string {
+    return `${this.dialect.instant(column)} AS ${column}`;
+  }
+}
