@@ -19,6 +19,13 @@ import {
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult } from "./store.js";
+import {
+  keysetSortable,
+  rememberBoundary,
+  type Walk,
+  type WalkCount,
+  type WalkMemory,
+} from "./walk-memory.js";
 
 type Row = Record<string, unknown>;
 
@@ -34,6 +41,11 @@ export interface SnapshotReader {
   readonly dialect: SqlDialect;
   /** Runs a planned statement. */
   run(statement: PlannedSql): Promise<ResultTable>;
+  /**
+   * The data generation this snapshot reads, or null when that is not known for sure (a write
+   * raced its start): then nothing is reused from, or remembered for, other pages.
+   */
+  generation(): Promise<string | null>;
 }
 
 /** Runs `read` with a reader of one snapshot of an engine's data. */
@@ -46,10 +58,7 @@ export interface MissingRate {
 }
 
 /** A planned count's answer. */
-interface CountResult {
-  total: number;
-  missingRate: MissingRate | null;
-}
+type CountResult = WalkCount;
 
 /** An aggregate page's rows with what its window columns say. */
 interface AggregateRows {
@@ -58,13 +67,53 @@ interface AggregateRows {
   missingRateRows: number;
 }
 
-/** A `marketingRecords` page, its total and data version; MissingFxRateError when a rate lacks. */
-export async function readRecordsPage(reader: SnapshotReader, query: RecordsQuery): Promise<PageResult<Row>> {
-  const rows = await readRows(reader, planRecordsPage(query, reader.dialect));
-  const count = await readCount(reader, planRecordsCount(query, reader.dialect));
-  if (count.missingRate !== null) throw missingRateError(count.missingRate);
-  const dataVersion = await readDataVersion(reader, query);
-  return { rows: withCurrency(rows, query.currency), totalCount: count.total, dataVersion };
+/**
+ * A `marketingRecords` page, its total and data version; MissingFxRateError when a rate lacks.
+ * With `walks`, what does not depend on the page (count, missing-rate verdict, data version) is
+ * read once per query and data generation, and a page of the day sort after a served page is a
+ * keyset read from that page's boundary (walk-memory.ts): the same answer, without re-reading
+ * the range for every page of a walk.
+ */
+export async function readRecordsPage(
+  reader: SnapshotReader,
+  query: RecordsQuery,
+  walks?: WalkMemory,
+): Promise<PageResult<Row>> {
+  const generation = walks ? await reader.generation() : null;
+  if (!walks || generation === null) {
+    const rows = await readRows(reader, planRecordsPage(query, reader.dialect));
+    const count = await readCount(reader, planRecordsCount(query, reader.dialect));
+    if (count.missingRate !== null) throw missingRateError(count.missingRate);
+    const dataVersion = await readDataVersion(reader, query);
+    return { rows: withCurrency(rows, query.currency), totalCount: count.total, dataVersion };
+  }
+  const walk = walks.walkOf(generation, query);
+  const rows = keysetSortable(query)
+    ? await readKeysetRows(reader, query, walk)
+    : await readRows(reader, planRecordsPage(query, reader.dialect));
+  walk.count ??= await readCount(reader, planRecordsCount(query, reader.dialect));
+  if (walk.count.missingRate !== null) throw missingRateError(walk.count.missingRate);
+  walk.dataVersion ??= await readDataVersion(reader, query);
+  return {
+    rows: withCurrency(rows, query.currency),
+    totalCount: walk.count.total,
+    dataVersion: walk.dataVersion,
+  };
+}
+
+/** A page of the day sort: from the previous page's boundary when known; remembers its own. */
+async function readKeysetRows(reader: SnapshotReader, query: RecordsQuery, walk: Walk): Promise<Row[]> {
+  const after = walk.boundaries.get(query.page.page - 1) ?? null;
+  const plan = planRecordsPage(query, reader.dialect, { after });
+  const table = await reader.run(plan);
+  if (table.rowCount > 0) {
+    const last = table.rowCount - 1;
+    rememberBoundary(walk, query.page.page, {
+      date: String(table.value(last, plan.boundaryColumns.date)),
+      recordId: String(table.value(last, plan.boundaryColumns.recordId)),
+    });
+  }
+  return rowsOf(table, plan.fields);
 }
 
 /** A `marketingAggregate` page, its group count and data version; MissingFxRateError when a rate lacks. */

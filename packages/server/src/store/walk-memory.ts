@@ -1,0 +1,68 @@
+/**
+ * What a walk of a records query's pages learns once and every later page reuses, per (query
+ * without its page, data generation): the count with its missing-rate verdict, the data version,
+ * and where each served page ended in the sort order, so that page k + 1 of the default sort is a
+ * keyset read from page k's boundary instead of an offset scan (issue 11).
+ *
+ * Entries are valid for one data generation only: the generation is part of the key, and it is
+ * read inside the page's own snapshot (`SnapshotReader.generation`), so nothing learned under one
+ * generation answers a snapshot of another. Memory is bounded by the number of walks kept.
+ */
+import { LRUCache } from "lru-cache";
+import type { RecordsQuery } from "./query-request.js";
+
+/** Where a page ended in the default sort: the last row's day and record id. */
+export interface PageBoundary {
+  /** `YYYY-MM-DD`. */
+  date: string;
+  recordId: string;
+}
+
+/** A count's answer: rows in range and a sample conversion lacking a rate, if any. */
+export interface WalkCount {
+  total: number;
+  missingRate: { currency: string; date: string } | null;
+}
+
+/** What one walk (a query under one generation) has learned so far. */
+export interface Walk {
+  count?: WalkCount;
+  dataVersion?: string;
+  /** Page number → where that page ended (only pages of the default sort). */
+  boundaries: Map<number, PageBoundary>;
+}
+
+/** Walks kept at most: each is a few numbers plus one boundary per served page. */
+const MAX_WALKS = 2000;
+/** Boundaries kept per walk at most (a 5 M-row range at 1000-row pages). */
+const MAX_BOUNDARIES = 5000;
+
+/** The remembered walks of one store. */
+export class WalkMemory {
+  private readonly walks = new LRUCache<string, Walk>({ max: MAX_WALKS });
+
+  /** The walk of `query` (its page aside) under `generation`, created empty when new. */
+  walkOf(generation: string, query: RecordsQuery): Walk {
+    const key = `${generation}\u0000${JSON.stringify({ ...query, page: { pageSize: query.page.pageSize } })}`;
+    let walk = this.walks.get(key);
+    if (walk === undefined) {
+      walk = { boundaries: new Map() };
+      this.walks.set(key, walk);
+    }
+    return walk;
+  }
+}
+
+/** Remembers where page `page` of `walk` ended. */
+export function rememberBoundary(walk: Walk, page: number, boundary: PageBoundary): void {
+  if (walk.boundaries.size >= MAX_BOUNDARIES && !walk.boundaries.has(page)) return;
+  walk.boundaries.set(page, boundary);
+}
+
+/**
+ * Whether pages of `query` can be read from the previous page's boundary: the sort is the day
+ * alone (the default, or ascending), so the order is (date, record id) on stored columns.
+ */
+export function keysetSortable(query: RecordsQuery): boolean {
+  return query.sort.length === 1 && query.sort[0]!.field === "DATE_DAY";
+}
