@@ -7,16 +7,19 @@ import type { CurrencyCode } from "../currencies.js";
 import {
   type PlannedAggregatePage,
   type PlannedCount,
+  type PlannedKeysetPage,
   type PlannedPage,
   type PlannedSql,
   planAggregateCount,
   planAggregateMissingRate,
   planAggregatePage,
   planDataVersion,
+  planDayRates,
   planRecordsCount,
   planRecordsPage,
 } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
+import { type DayRates, dayRateKey, MoneyConverter } from "./record-money.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult } from "./store.js";
 import {
@@ -88,21 +91,26 @@ export async function readRecordsPage(
     return { rows: withCurrency(rows, query.currency), totalCount: count.total, dataVersion };
   }
   const walk = walks.walkOf(generation, query);
-  const rows = keysetSortable(query)
-    ? await readKeysetRows(reader, query, walk)
-    : await readRows(reader, planRecordsPage(query, reader.dialect));
+  const keyset = keysetSortable(query) ? await readKeysetPage(reader, query, walk) : null;
+  const rows = keyset ? null : await readRows(reader, planRecordsPage(query, reader.dialect));
   walk.count ??= await readCount(reader, planRecordsCount(query, reader.dialect));
   if (walk.count.missingRate !== null) throw missingRateError(walk.count.missingRate);
   walk.dataVersion ??= await readDataVersion(reader, query);
   return {
-    rows: withCurrency(rows, query.currency),
+    rows: withCurrency(rows ?? (await convertedRows(reader, query, walk, keyset!)), query.currency),
     totalCount: walk.count.total,
     dataVersion: walk.dataVersion,
   };
 }
 
+/** A keyset page's result and plan. */
+interface KeysetRead {
+  table: ResultTable;
+  plan: PlannedKeysetPage;
+}
+
 /** A page of the day sort: from the previous page's boundary when known; remembers its own. */
-async function readKeysetRows(reader: SnapshotReader, query: RecordsQuery, walk: Walk): Promise<Row[]> {
+async function readKeysetPage(reader: SnapshotReader, query: RecordsQuery, walk: Walk): Promise<KeysetRead> {
   const after = walk.boundaries.get(query.page.page - 1) ?? null;
   const plan = planRecordsPage(query, reader.dialect, { after });
   const table = await reader.run(plan);
@@ -113,7 +121,42 @@ async function readKeysetRows(reader: SnapshotReader, query: RecordsQuery, walk:
       recordId: String(table.value(last, plan.boundaryColumns.recordId)),
     });
   }
-  return rowsOf(table, plan.fields);
+  return { table, plan };
+}
+
+/**
+ * A keyset page's rows with its stored amounts converted by the walk's day rates (read once per
+ * walk); only called once the count has found every rate the range needs.
+ */
+async function convertedRows(
+  reader: SnapshotReader,
+  query: RecordsQuery,
+  walk: Walk,
+  { table, plan }: KeysetRead,
+): Promise<Row[]> {
+  const rows = rowsOf(table, plan.fields);
+  const money = plan.fields.filter((field) => field === "spend" || field === "revenue");
+  if (money.length === 0 || rows.length === 0) return rows;
+  walk.rates ??= await readDayRates(reader, query);
+  const converter = new MoneyConverter(query.currency, walk.rates);
+  for (let index = 0; index < rows.length; index += 1) {
+    const row = rows[index]!;
+    const source = String(table.value(index, plan.sourceCurrencyColumn));
+    const day = String(table.value(index, plan.boundaryColumns.date));
+    for (const field of money) row[field] = converter.convert(row[field], source, day);
+  }
+  return rows;
+}
+
+/** The range's day-rate table (query-planner.ts `planDayRates`). */
+async function readDayRates(reader: SnapshotReader, query: RecordsQuery): Promise<DayRates> {
+  const table = await reader.run(planDayRates(query.scope, reader.dialect));
+  const rates = new Map<string, bigint>();
+  for (let index = 0; index < table.rowCount; index += 1) {
+    const rate = table.value(index, 2) as bigint | string | number;
+    rates.set(dayRateKey(String(table.value(index, 0)), String(table.value(index, 1))), BigInt(rate));
+  }
+  return rates;
 }
 
 /** A `marketingAggregate` page, its group count and data version; MissingFxRateError when a rate lacks. */

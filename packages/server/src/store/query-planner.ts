@@ -55,9 +55,15 @@ export interface KeysetPage {
   after: SortBoundary | null;
 }
 
-/** A planned keyset page: the columns holding each row's boundary. */
+/**
+ * A planned keyset page: the columns holding each row's boundary. Its `spend` and `revenue`
+ * columns hold the stored amounts (ten-thousandths, source currency, named by the
+ * `sourceCurrency` column), converted by the caller with the range's day rates
+ * (record-money.ts): the page then reads no rate table and does no wide arithmetic per row.
+ */
 export interface PlannedKeysetPage extends PlannedPage {
   boundaryColumns: { date: number; recordId: number };
+  sourceCurrencyColumn: number;
 }
 
 /**
@@ -311,7 +317,9 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
-  const ctes: string[] = selectsMoney || sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
+  // A keyset page (the day sort) leaves money as stored: its caller converts it.
+  const convertsMoney = selectsMoney && !keyset;
+  const ctes: string[] = convertsMoney || sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
   const sourceColumns = new Set(["record_id", "date"]);
   for (const field of query.fields)
     for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
@@ -339,7 +347,9 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   for (const field of query.fields) {
     if (field === "currency") continue;
     fields.push(field);
-    if (field === "spend" || field === "revenue") {
+    if ((field === "spend" || field === "revenue") && keyset) {
+      columns.push(`r.${MONEY_COLUMNS[field]}`);
+    } else if (field === "spend" || field === "revenue") {
       columns.push(money(convertedMinor(MONEY_COLUMNS[field], target, dialect), target, dialect));
     } else {
       columns.push(recordColumn(field, dialect));
@@ -350,9 +360,10 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
     fields.push("recordId");
   }
   // Only converted output needs the rates again; a page sorted by money alone has its order already.
-  const outerJoins = selectsMoney ? rateJoins(target, statement) : "";
+  const outerJoins = convertsMoney ? rateJoins(target, statement) : "";
   const boundaryColumns = { date: columns.length, recordId: columns.length + 1 };
-  if (keyset) columns.push(dialect.formatDate("r.date"), "r.record_id");
+  const sourceCurrencyColumn = columns.length + 2;
+  if (keyset) columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   const planned = {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
@@ -360,7 +371,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
     fields,
   };
   if (!keyset) return planned;
-  const keysetPlan: PlannedKeysetPage = { ...planned, boundaryColumns };
+  const keysetPlan: PlannedKeysetPage = { ...planned, boundaryColumns, sourceCurrencyColumn };
   return keysetPlan;
 }
 
@@ -373,6 +384,20 @@ function pastBoundary(boundary: SortBoundary, direction: "ASC" | "DESC", stateme
   const [inclusive, strict] = direction === "DESC" ? ["<=", "<"] : [">=", ">"];
   return `r.date ${inclusive} CAST(${bind(boundary.date)} AS DATE)
     AND (r.date ${strict} CAST(${bind(boundary.date)} AS DATE) OR r.record_id > ${bind(boundary.recordId)})`;
+}
+
+/**
+ * Plans the day-rate table of a range as rows (currency, day `YYYY-MM-DD`, rate_e6), the days
+ * without a rate left out: what a keyset page's caller converts its amounts with, read once per
+ * walk (record-money.ts).
+ */
+export function planDayRates(scope: RowScope, dialect: SqlDialect): PlannedSql {
+  const statement = new Statement(dialect);
+  return {
+    sql: `WITH ${dayRatesCte(scope, statement)}
+      SELECT currency, ${dialect.formatDate("day")} AS day, rate_e6 FROM day_rates WHERE rate_e6 IS NOT NULL`,
+    params: statement.params,
+  };
 }
 
 /**

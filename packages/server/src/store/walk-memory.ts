@@ -10,6 +10,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { RecordsQuery } from "./query-request.js";
+import type { DayRates } from "./record-money.js";
 
 /** Where a page ended in the default sort: the last row's day and record id. */
 export interface PageBoundary {
@@ -30,6 +31,8 @@ export interface Walk {
   dataVersion?: string;
   /** Page number → where that page ended (only pages of the default sort). */
   boundaries: Map<number, PageBoundary>;
+  /** The range's day rates, once a page has converted money (record-money.ts). */
+  rates?: DayRates;
 }
 
 /** Walks kept at most: each is a few numbers plus one boundary per served page. */
