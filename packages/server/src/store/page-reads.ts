@@ -17,6 +17,7 @@ import {
   planDayRates,
   planRecordsCount,
   planRecordsPage,
+  planRecordsPerDay,
 } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import { type DayRates, dayRateKey, MoneyConverter } from "./record-money.js";
@@ -24,6 +25,8 @@ import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult } from "./store.js";
 import {
   keysetSortable,
+  type PageBoundary,
+  pageDays,
   rememberBoundary,
   type Walk,
   type WalkCount,
@@ -112,7 +115,10 @@ interface KeysetRead {
 /** A page of the day sort: from the previous page's boundary when known; remembers its own. */
 async function readKeysetPage(reader: SnapshotReader, query: RecordsQuery, walk: Walk): Promise<KeysetRead> {
   const after = walk.boundaries.get(query.page.page - 1) ?? null;
-  const plan = planRecordsPage(query, reader.dialect, { after });
+  // Only a page that starts at a known place (page 1, or after a served page) is narrowed.
+  const narrowed =
+    after !== null || query.page.page === 1 ? await narrowToPage(reader, query, walk, after) : query;
+  const plan = planRecordsPage(narrowed, reader.dialect, { after });
   const table = await reader.run(plan);
   if (table.rowCount > 0) {
     const last = table.rowCount - 1;
@@ -122,6 +128,24 @@ async function readKeysetPage(reader: SnapshotReader, query: RecordsQuery, walk:
     });
   }
   return { table, plan };
+}
+
+/** `query` with its range cut to the days its keyset page can span (walk-memory.ts `pageDays`). */
+async function narrowToPage(
+  reader: SnapshotReader,
+  query: RecordsQuery,
+  walk: Walk,
+  after: PageBoundary | null,
+): Promise<RecordsQuery> {
+  if (walk.days === undefined) {
+    const table = await reader.run(planRecordsPerDay(query, reader.dialect));
+    walk.days = Array.from({ length: table.rowCount }, (_, index) => ({
+      day: String(table.value(index, 0)),
+      rows: Number(table.value(index, 1)),
+    }));
+  }
+  const span = pageDays(walk.days, query.sort[0]!.direction, after, query.page.pageSize);
+  return span === null ? query : { ...query, scope: { ...query.scope, ...span } };
 }
 
 /**

@@ -387,6 +387,20 @@ function pastBoundary(boundary: SortBoundary, direction: "ASC" | "DESC", stateme
 }
 
 /**
+ * Plans the rows of a records query per day, as (day `YYYY-MM-DD`, rows) in day order: how a
+ * walk finds the few days a keyset page spans before reading it (walk-memory.ts `pageDays`).
+ */
+export function planRecordsPerDay(query: RecordsQuery, dialect: SqlDialect): PlannedSql {
+  const statement = new Statement(dialect);
+  const where = whereClause(query.scope, statement);
+  return {
+    sql: `SELECT ${dialect.formatDate("r.date")} AS day, count(*) AS n FROM records r WHERE ${where}
+      GROUP BY r.date ORDER BY r.date`,
+    params: statement.params,
+  };
+}
+
+/**
  * Plans the day-rate table of a range as rows (currency, day `YYYY-MM-DD`, rate_e6), the days
  * without a rate left out: what a keyset page's caller converts its amounts with, read once per
  * walk (record-money.ts).

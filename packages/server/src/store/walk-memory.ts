@@ -33,6 +33,46 @@ export interface Walk {
   boundaries: Map<number, PageBoundary>;
   /** The range's day rates, once a page has converted money (record-money.ts). */
   rates?: DayRates;
+  /** The query's rows per day, in day order (`YYYY-MM-DD`), once a keyset page has needed them. */
+  days?: DayCount[];
+}
+
+/** Rows of a query on one day. */
+export interface DayCount {
+  day: string;
+  rows: number;
+}
+
+/**
+ * The query's range narrowed to the days the page after `after` can span: from the boundary's
+ * day (or the range's first day in sort order) through as many further days as hold `pageSize`
+ * rows on their own. The engine then reads only those days (zone maps, an index
+ * range) instead of every day left in the range.
+ */
+export function pageDays(
+  days: readonly DayCount[],
+  direction: "ASC" | "DESC",
+  after: PageBoundary | null,
+  pageSize: number,
+): { from: string; to: string } | null {
+  const ordered = direction === "DESC" ? [...days].reverse() : days;
+  let start = 0;
+  if (after) {
+    start = ordered.findIndex((entry) =>
+      direction === "DESC" ? entry.day <= after.date : entry.day >= after.date,
+    );
+    if (start === -1) return null;
+  }
+  let rows = 0;
+  for (let index = start; index < ordered.length; index += 1) {
+    // The boundary's day may have no rows left after it: only the days after it are counted.
+    if (index > start || after === null) rows += ordered[index]!.rows;
+    if (rows >= pageSize) {
+      const [first, last] = [ordered[start]!.day, ordered[index]!.day];
+      return direction === "DESC" ? { from: last, to: first } : { from: first, to: last };
+    }
+  }
+  return null;
 }
 
 /** Walks kept at most: each is a few numbers plus one boundary per served page. */
