@@ -21,7 +21,8 @@ describe("the days a keyset page spans", () => {
 
   it("starts at the boundary's day and counts only the days after it", () => {
     const after = { date: "2021-03-03", recordId: "x" };
-    assert.deepEqual(pageDays(DAYS, "DESC", after, 3), { from: "2021-03-01", to: "2021-03-03" });
+    assert.deepEqual(pageDays(DAYS, "DESC", after, 4), { from: "2021-03-01", to: "2021-03-03" });
+    assert.deepEqual(pageDays(DAYS, "DESC", after, 3), { from: "2021-03-02", to: "2021-03-03" });
     assert.deepEqual(pageDays(DAYS, "DESC", after, 2), { from: "2021-03-02", to: "2021-03-03" });
     assert.deepEqual(pageDays(DAYS, "ASC", after, 2), { from: "2021-03-03", to: "2021-03-04" });
   });
