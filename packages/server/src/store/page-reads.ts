@@ -100,7 +100,13 @@ export async function readRecordsPage(
   if (walk.count.missingRate !== null) throw missingRateError(walk.count.missingRate);
   walk.dataVersion ??= await readDataVersion(reader, query);
   return {
-    rows: withCurrency(rows ?? (await convertedRows(reader, query, walk, keyset!)), query.currency),
+    rows: withCurrency(
+      rows ??
+        (await convertedRows(keyset!, query, () =>
+          walks.dayRates(generation, query.scope, () => readDayRates(reader, query)),
+        )),
+      query.currency,
+    ),
     totalCount: walk.count.total,
     dataVersion: walk.dataVersion,
   };
@@ -149,20 +155,18 @@ async function narrowToPage(
 }
 
 /**
- * A keyset page's rows with its stored amounts converted by the walk's day rates (read once per
- * walk); only called once the count has found every rate the range needs.
+ * A keyset page's rows with its stored amounts converted by the range's day rates (read once per
+ * range and generation); only called once the count has found every rate the range needs.
  */
 async function convertedRows(
-  reader: SnapshotReader,
-  query: RecordsQuery,
-  walk: Walk,
   { table, plan }: KeysetRead,
+  query: RecordsQuery,
+  dayRates: () => Promise<DayRates>,
 ): Promise<Row[]> {
   const rows = rowsOf(table, plan.fields);
   const money = plan.fields.filter((field) => field === "spend" || field === "revenue");
   if (money.length === 0 || rows.length === 0) return rows;
-  walk.rates ??= await readDayRates(reader, query);
-  const converter = new MoneyConverter(query.currency, walk.rates);
+  const converter = new MoneyConverter(query.currency, await dayRates());
   for (let index = 0; index < rows.length; index += 1) {
     const row = rows[index]!;
     const source = String(table.value(index, plan.sourceCurrencyColumn));

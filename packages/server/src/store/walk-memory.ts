@@ -31,8 +31,6 @@ export interface Walk {
   dataVersion?: string;
   /** Page number → where that page ended (only pages of the default sort). */
   boundaries: Map<number, PageBoundary>;
-  /** The range's day rates, once a page has converted money (record-money.ts). */
-  rates?: DayRates;
   /** The query's rows per day, in day order (`YYYY-MM-DD`), once a keyset page has needed them. */
   days?: DayCount[];
 }
@@ -75,14 +73,36 @@ export function pageDays(
   return null;
 }
 
-/** Walks kept at most: each is a few numbers plus one boundary per served page. */
-const MAX_WALKS = 2000;
-/** Boundaries kept per walk at most (a 5 M-row range at 1000-row pages). */
-const MAX_BOUNDARIES = 5000;
+/** Walks kept at most: each is a few numbers, a day list and one boundary per served page. */
+const MAX_WALKS = 512;
+/** Boundaries kept per walk at most (a 2 M-row range at 1000-row pages). */
+const MAX_BOUNDARIES = 2000;
+/** Day-rate tables kept at most: one per (generation, range), shared by its walks' currencies. */
+const MAX_RATE_TABLES = 32;
 
 /** The remembered walks of one store. */
 export class WalkMemory {
   private readonly walks = new LRUCache<string, Walk>({ max: MAX_WALKS });
+  private readonly rates = new LRUCache<string, Promise<DayRates>>({ max: MAX_RATE_TABLES });
+
+  /**
+   * The day rates of `range` under `generation`, read with `read` the first time: every walk of
+   * the range (each app, currency, page size) converts with the same table.
+   */
+  dayRates(
+    generation: string,
+    range: { from: string; to: string },
+    read: () => Promise<DayRates>,
+  ): Promise<DayRates> {
+    const key = `${generation}\u0000${range.from}\u0000${range.to}`;
+    let rates = this.rates.get(key);
+    if (rates === undefined) {
+      rates = read();
+      this.rates.set(key, rates);
+      rates.catch(() => this.rates.delete(key));
+    }
+    return rates;
+  }
 
   /** The walk of `query` (its page aside) under `generation`, created empty when new. */
   walkOf(generation: string, query: RecordsQuery): Walk {
