@@ -4,10 +4,10 @@
 // against MDQ on DuckDB before anything is timed, then each (round, page size) takes a fresh set.
 // The in-memory limit replays the answers of sets it was asked once before timing (that is what
 // it measures: the same answers from memory).
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { addDays, CURRENCY_CODES } from "../../packages/server/dist/src/index.js";
+import { runJsonProcess } from "./processes.mjs";
 import { recordsBody } from "./queries.mjs";
+import { median } from "./stats.mjs";
 import { rowsIn, walkPages } from "./walk.mjs";
 
 const WALKER = new URL("./walk.mjs", import.meta.url).pathname;
@@ -149,21 +149,8 @@ export async function verifyWalk({ contender, url, referenceUrl, context, pageSi
 }
 
 /** Runs `walks` in the walker process against `url`; resolves to its summary. */
-export async function driveWalks({ url, clients, walks }) {
-  const child = spawn(process.execPath, [WALKER, JSON.stringify({ url, clients, walks })], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const [code] = await once(child, "exit");
-  if (code !== 0) throw new Error(`the walker failed (${code}): ${stderr.slice(-2000)}`);
-  return JSON.parse(stdout.trim().split("\n").at(-1));
+export function driveWalks({ url, clients, walks }) {
+  return runJsonProcess(WALKER, { url, clients, walks });
 }
 
 /**
@@ -174,13 +161,6 @@ export function setOf(contender, round, sizeIndex, sizes, solo = false) {
   const timed = contender === "bare-memory" ? sizeIndex : round * sizes + sizeIndex;
   return 1 + 2 * timed + (solo && contender !== "bare-memory" ? 1 : 0);
 }
-
-const median = (numbers) => {
-  const sorted = numbers.filter((value) => value !== null).sort((a, b) => a - b);
-  if (sorted.length === 0) return null;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /**
  * The cold-walk scenario: one results entry per page size (`cold-walk-1000`, `cold-walk-5000`),

@@ -8,6 +8,8 @@
 // A walk's body holds `"__PAGE__"` (mode "page": replaced by 1, 2, …) or `"__AFTER__"` (mode
 // "cursor": replaced by the previous page's endCursor, null first), the way each API is walked.
 
+import { median, percentile } from "./stats.mjs";
+
 /** How many of the first and last pages of a walk are compared. */
 export const EDGE_PAGES = 3;
 /** A walk never asks more pages than this (a server that always says "next page" is a failure). */
@@ -65,11 +67,6 @@ export async function walkPages(url, walk, onPage = () => {}) {
 }
 
 const mean = (numbers) => numbers.reduce((sum, value) => sum + value, 0) / numbers.length;
-const median = (numbers) => {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /** Runs `walks` with `clients` concurrent clients; resolves to the summary the orchestrator reads. */
 export async function runWalks({ url, clients, walks }) {
@@ -94,10 +91,6 @@ export async function runWalks({ url, clients, walks }) {
   const seconds = (performance.now() - started) / 1000;
   const pages = done.flatMap((walk) => walk.pages);
   const latencies = pages.map((page) => page.ms).sort((a, b) => a - b);
-  const percentile = (p) =>
-    latencies.length === 0
-      ? 0
-      : latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
   const rows = pages.reduce((sum, page) => sum + page.rows, 0);
   // Last pages against first pages of the same walk, for walks long enough to have both.
   const edges = done
@@ -114,8 +107,8 @@ export async function runWalks({ url, clients, walks }) {
     seconds,
     rowsPerSecond: rows / seconds,
     pagesPerSecond: pages.length / seconds,
-    p50: percentile(50),
-    p99: percentile(99),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
     lastVsFirst: edges.length > 0 ? median(edges) : null,
     pagesPerWalk: median(done.map((walk) => walk.pages.length)),
     failures: done.filter((walk) => walk.failed).map((walk) => walk.failed),
