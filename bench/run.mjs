@@ -23,6 +23,7 @@ import { driveLoad, resetPeakRss, sampleRss, statusKb } from "./harness/processe
 import { recordsBody } from "./harness/queries.mjs";
 import { evaluateTargets, growthTables, resultsTable, targetsTable, walkTable } from "./harness/report.mjs";
 import { SCENARIOS } from "./harness/scenarios.mjs";
+import { SOAK_CONTENDERS, soak, soakTable } from "./harness/soak.mjs";
 import { send, verifyContender } from "./harness/verify.mjs";
 
 let options;
@@ -264,6 +265,7 @@ try {
       .filter((id) => options.contenders.includes(id)),
   );
   wanted.add("mdq-duckdb");
+  if (options.soak > 0) for (const id of SOAK_CONTENDERS) if (options.contenders.includes(id)) wanted.add(id);
   if ([...wanted].some((id) => CONTENDERS[id].store === "postgres")) {
     const missing = await postgresStoreMissing();
     if (missing) {
@@ -395,6 +397,8 @@ try {
     else results.scenarios.push(await runScenario(id));
   }
 
+  if (options.soak > 0) results.soak = await soak({ minutes: options.soak, context, running, log });
+
   if (options.growth) {
     for (const server of running.values()) await server.stop();
     running.clear();
@@ -421,6 +425,7 @@ try {
       `${results.machine.cpus} × ${results.machine.cpu}, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.toFixed(2)} at start, ${results.machine.loadAverageAtEnd.toFixed(2)} at end\n\n` +
       `${walkTable(results, labels)}\n\n${table}\n\n${targetsTable(results.targets)}\n` +
       (results.growth ? `\n${growthTables(results.growth, labels)}\n` : "") +
+      (results.soak ? `\n${soakTable(results.soak, labels)}\n` : "") +
       `\nwrote ${join(options.out, "latest.json")} and ${join(options.out, "latest.svg")}\n`,
   );
 } catch (error) {

@@ -17,6 +17,7 @@ export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flag
   --scenarios a,b    among ${Object.keys(SCENARIOS).join(", ")} (default: all)
   --contenders x,y   among ${Object.keys(CONTENDERS).join(", ")} (default: all;
                      mdq-duckdb always runs: it is the reference every answer is checked against)
+  --soak M           also M minutes of mixed daily-sync traffic per MDQ store (RSS, p99 per minute)
   --growth           also measure page latency against rows in the store and page number (slow)
   --growth-sizes L   millions of rows for --growth (default 1,10,50)
   --postgres-url U   server holding the bench database (default postgres://root@127.0.0.1:5432/postgres)
@@ -78,6 +79,7 @@ export function readOptions(argv = process.argv.slice(2)) {
       scenarios: { type: "string" },
       contenders: { type: "string" },
       growth: { type: "boolean", default: false },
+      soak: { type: "string", default: "0" },
       "growth-sizes": { type: "string", default: "1,10,50" },
       "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
       save: { type: "boolean", default: false },
@@ -105,6 +107,7 @@ export function readOptions(argv = process.argv.slice(2)) {
       : DEFAULT_SCENARIOS,
     contenders,
     growth: values.growth,
+    soak: nonNegative("soak", values.soak),
     growthSizes: values["growth-sizes"]
       .split(",")
       .map((size) => positive("growth-sizes", size, { integer: false }) * 1e6),
