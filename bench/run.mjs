@@ -14,14 +14,16 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import { addDays, DUCKDB_FILE, KeyRing, loadConfig, todayIn } from "../packages/server/dist/src/index.js";
 import { TOKEN_LIFETIME_SECONDS } from "../packages/server/dist/src/oauth/access-token.js";
 import { renderChart } from "./harness/chart.mjs";
+import { measureColdWalk } from "./harness/cold-walk.mjs";
 import { CONTENDERS } from "./harness/contenders.mjs";
 import { measureGrowth } from "./harness/growth.mjs";
 import { readOptions, USAGE } from "./harness/options.mjs";
 import { dropBenchDatabase, node24, postgresStoreMissing, seedPostgres } from "./harness/postgres.mjs";
 import { driveLoad, resetPeakRss, sampleRss, statusKb } from "./harness/processes.mjs";
 import { recordsBody } from "./harness/queries.mjs";
-import { evaluateTargets, growthTables, resultsTable, targetsTable } from "./harness/report.mjs";
+import { evaluateTargets, growthTables, resultsTable, targetsTable, walkTable } from "./harness/report.mjs";
 import { SCENARIOS } from "./harness/scenarios.mjs";
+import { SOAK_CONTENDERS, soak, soakTable } from "./harness/soak.mjs";
 import { send, verifyContender } from "./harness/verify.mjs";
 
 let options;
@@ -263,6 +265,7 @@ try {
       .filter((id) => options.contenders.includes(id)),
   );
   wanted.add("mdq-duckdb");
+  if (options.soak > 0) for (const id of SOAK_CONTENDERS) if (options.contenders.includes(id)) wanted.add(id);
   if ([...wanted].some((id) => CONTENDERS[id].store === "postgres")) {
     const missing = await postgresStoreMissing();
     if (missing) {
@@ -386,7 +389,15 @@ try {
     ),
     scenarios: [],
   };
-  for (const id of options.scenarios) results.scenarios.push(await runScenario(id));
+  for (const id of options.scenarios) {
+    if (SCENARIOS[id].kind === "walk")
+      results.scenarios.push(
+        ...(await measureColdWalk({ scenario: SCENARIOS[id], options, context, running, skipped, log })),
+      );
+    else results.scenarios.push(await runScenario(id));
+  }
+
+  if (options.soak > 0) results.soak = await soak({ minutes: options.soak, context, running, log });
 
   if (options.growth) {
     for (const server of running.values()) await server.stop();
@@ -412,8 +423,9 @@ try {
     `\nMDQ bench: scale ${options.scale} (${context.rows.toLocaleString("en")} rows; ${context.rangeRows.toLocaleString("en")} in the 90-day range of ${context.question.brandId}), ` +
       `${options.rounds} rounds × ${options.duration} s, ${options.connections} connections; medians of rounds; ${results.seconds} s in all; ` +
       `${results.machine.cpus} × ${results.machine.cpu}, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.toFixed(2)} at start, ${results.machine.loadAverageAtEnd.toFixed(2)} at end\n\n` +
-      `${table}\n\n${targetsTable(results.targets)}\n` +
+      `${walkTable(results, labels)}\n\n${table}\n\n${targetsTable(results.targets)}\n` +
       (results.growth ? `\n${growthTables(results.growth, labels)}\n` : "") +
+      (results.soak ? `\n${soakTable(results.soak, labels)}\n` : "") +
       `\nwrote ${join(options.out, "latest.json")} and ${join(options.out, "latest.svg")}\n`,
   );
 } catch (error) {

@@ -32,7 +32,7 @@ function barPanel(scenario, labels, x, y) {
   const parts = [
     `<g transform="translate(${x},${y})">`,
     `<rect width="${PANEL.width}" height="${PANEL.height}" fill="#fff" stroke="#ddd"/>`,
-    `<text x="10" y="20" font-size="13" font-weight="bold">${escapeXml(scenario.title)} — ${memory ? "peak RSS, MB (lower is better)" : "req/s"}</text>`,
+    `<text x="10" y="20" font-size="13" font-weight="bold">${escapeXml(scenario.title)} — ${memory ? "peak RSS, MB (lower is better)" : scenario.kind === "walk" ? "rows/s" : "req/s"}</text>`,
   ];
   rows.forEach((row, index) => {
     const top = PANEL.top + index * band;

@@ -6,6 +6,7 @@
 // one request takes.
 //   node bench/harness/drive.mjs '<json: {url, connections, duration, warmup, requests}>'
 import autocannon from "autocannon";
+import { percentile } from "./stats.mjs";
 
 const spec = JSON.parse(process.argv[2] ?? "{}");
 if (!spec.url || !Array.isArray(spec.requests) || spec.requests.length === 0) {
@@ -29,19 +30,15 @@ const instance = autocannon(
     const windowStart = started + warmup * 1000;
     const measured = answers.filter((answer) => answer.at >= windowStart);
     const latencies = measured.map((answer) => answer.ms).sort((a, b) => a - b);
-    const percentile = (p) =>
-      latencies.length === 0
-        ? 0
-        : latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
     const bytes = measured.reduce((sum, answer) => sum + answer.bytes, 0);
     process.stdout.write(
       `${JSON.stringify({
         requests: measured.length,
         seconds: duration,
         rps: measured.length / duration,
-        p50: percentile(50),
-        p90: percentile(90),
-        p99: percentile(99),
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
         max: latencies.at(-1) ?? 0,
         bytesPerSecond: bytes / duration,
         non2xx: measured.filter((answer) => answer.status < 200 || answer.status > 299).length,

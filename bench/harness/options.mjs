@@ -12,9 +12,12 @@ export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flag
   --warmup S         seconds of the same load before each measured window (default 2)
   --rounds N         rounds; contenders alternate within each round (default 2); medians reported
   --connections N    concurrent connections of the load generator (default 20)
+  --walk-clients N   concurrent clients of the cold walk, each walking its own query (default 8)
+  --page-sizes L     page sizes of the cold walk (default 1000,5000)
   --scenarios a,b    among ${Object.keys(SCENARIOS).join(", ")} (default: all)
   --contenders x,y   among ${Object.keys(CONTENDERS).join(", ")} (default: all;
                      mdq-duckdb always runs: it is the reference every answer is checked against)
+  --soak M           also M minutes of mixed daily-sync traffic per MDQ store (RSS, p99 per minute)
   --growth           also measure page latency against rows in the store and page number (slow)
   --growth-sizes L   millions of rows for --growth (default 1,10,50)
   --postgres-url U   server holding the bench database (default postgres://root@127.0.0.1:5432/postgres)
@@ -71,9 +74,12 @@ export function readOptions(argv = process.argv.slice(2)) {
       warmup: { type: "string", default: "2" },
       rounds: { type: "string", default: "2" },
       connections: { type: "string", default: "20" },
+      "walk-clients": { type: "string", default: "8" },
+      "page-sizes": { type: "string", default: "1000,5000" },
       scenarios: { type: "string" },
       contenders: { type: "string" },
       growth: { type: "boolean", default: false },
+      soak: { type: "string", default: "0" },
       "growth-sizes": { type: "string", default: "1,10,50" },
       "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
       save: { type: "boolean", default: false },
@@ -94,11 +100,14 @@ export function readOptions(argv = process.argv.slice(2)) {
     warmup: nonNegative("warmup", values.warmup),
     rounds: positive("rounds", values.rounds),
     connections: positive("connections", values.connections),
+    walkClients: positive("walk-clients", values["walk-clients"]),
+    pageSizes: values["page-sizes"].split(",").map((size) => positive("page-sizes", size)),
     scenarios: values.scenarios
       ? list("scenarios", values.scenarios, Object.keys(SCENARIOS))
       : DEFAULT_SCENARIOS,
     contenders,
     growth: values.growth,
+    soak: nonNegative("soak", values.soak),
     growthSizes: values["growth-sizes"]
       .split(",")
       .map((size) => positive("growth-sizes", size, { integer: false }) * 1e6),

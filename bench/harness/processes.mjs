@@ -64,8 +64,18 @@ export async function startContender({ name, command, args, env, readyUrl, logDi
 }
 
 /** Runs one load in the load-generator process; resolves to its JSON summary. */
-export async function driveLoad(spec) {
-  const child = spawn(process.execPath, [DRIVE, JSON.stringify(spec)], { stdio: ["ignore", "pipe", "pipe"] });
+export function driveLoad(spec) {
+  return runJsonProcess(DRIVE, spec);
+}
+
+/**
+ * Runs a harness script (`drive.mjs`, `walk.mjs`) in a process of its own with `spec` as its JSON
+ * argument; resolves to the JSON of its last stdout line.
+ */
+export async function runJsonProcess(script, spec) {
+  const child = spawn(process.execPath, [script, JSON.stringify(spec)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => {
@@ -75,7 +85,7 @@ export async function driveLoad(spec) {
     stderr += chunk;
   });
   const [code] = await once(child, "exit");
-  if (code !== 0) throw new Error(`the load generator failed (${code}): ${stderr.slice(-2000)}`);
+  if (code !== 0) throw new Error(`${script} failed (${code}): ${stderr.slice(-2000)}`);
   return JSON.parse(stdout.trim().split("\n").at(-1));
 }
 

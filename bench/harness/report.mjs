@@ -9,7 +9,7 @@ export function resultsTable(results, labels) {
     "| scenario | contender | req/s | p50 ms | p99 ms | req/s vs baseline | p99 vs baseline | checked before timing; notes |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
   ];
-  for (const scenario of results.scenarios) {
+  for (const scenario of results.scenarios.filter((entry) => entry.kind !== "walk")) {
     const baseline = scenario.results.find((result) => result.contender === scenario.baseline);
     for (const result of scenario.results) {
       const isBaseline = result.contender === scenario.baseline;
@@ -33,6 +33,38 @@ export function resultsTable(results, labels) {
   return lines.join("\n");
 }
 
+/**
+ * The cold walks as a markdown table: rows/s and pages/s over the wall time of W concurrent walks,
+ * p50/p99 per page, the ratio to the in-memory limit, and last pages against first pages.
+ */
+export function walkTable(results, labels) {
+  const walks = results.scenarios.filter((entry) => entry.kind === "walk");
+  if (walks.length === 0) return "";
+  const lines = [
+    "| cold walk | contender | rows/s | pages/s | p50 ms/page | p99 ms/page | rows/s vs in-memory limit | last pages vs first | checked before timing; notes |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+  ];
+  for (const walk of walks) {
+    const baseline = walk.results.find((result) => result.contender === walk.baseline);
+    for (const result of walk.results) {
+      const versus =
+        result.contender === walk.baseline
+          ? "baseline"
+          : baseline?.rowsPerSecond > 0
+            ? `${fixed(result.rowsPerSecond / baseline.rowsPerSecond, 3)}×`
+            : "–";
+      lines.push(
+        `| ${walk.pageSize} rows/page | ${labels[result.contender] ?? result.contender} | ${Math.round(result.rowsPerSecond).toLocaleString("en")} | ${fixed(result.pagesPerSecond, 1)} | ${fixed(result.p50, 1)} | ${fixed(result.p99, 1)} | ${versus} | ${result.lastVsFirst === null ? "–" : `${fixed(result.lastVsFirst, 2)}×`} | ${result.verified ?? ""} |`,
+      );
+    }
+    for (const skipped of walk.skipped)
+      lines.push(
+        `| ${walk.pageSize} rows/page | ${labels[skipped.contender] ?? skipped.contender} | skipped: ${skipped.reason} | | | | | | |`,
+      );
+  }
+  return lines.join("\n");
+}
+
 function find(results, scenario, contender) {
   return results.scenarios
     .find((entry) => entry.id === scenario)
@@ -51,8 +83,9 @@ const POSTGRES = ["mdq-postgres", "mdq-postgres-nocache"];
 const COMPUTING = ["mdq-duckdb-nocache", "mdq-postgres-nocache"];
 
 /** A target on a ratio of two contenders in one scenario. */
+const METRIC_NAMES = { rps: "req/s", rowsPerSecond: "rows/s" };
 const ratioTarget = (scenario, contender, versus, versusName, metric, op, at) => ({
-  text: `${scenario}: ${NAMES[contender]} ${metric === "rps" ? "req/s" : metric} ${op === ">=" ? "≥" : "≤"} ${at}× ${versusName}`,
+  text: `${scenario}: ${NAMES[contender]} ${METRIC_NAMES[metric] ?? metric} ${op === ">=" ? "≥" : "≤"} ${at}× ${versusName}`,
   at,
   op,
   measure: (results) => ratio(results, scenario, contender, versus, metric),
@@ -63,7 +96,28 @@ const ratioTarget = (scenario, contender, versus, versusName, metric, op, at) =>
  * cache). Each names what it compares; `measure(results)` returns the ratio (or value) or a
  * reason it could not be measured.
  */
+const WALKS = ["cold-walk-1000", "cold-walk-5000"];
 const TARGETS = [
+  ...WALKS.flatMap((walk) => [
+    ratioTarget(walk, "mdq-duckdb", "bare-memory", "in-memory limit", "rowsPerSecond", ">=", 0.5),
+    ratioTarget(walk, "mdq-postgres", "bare-memory", "in-memory limit", "rowsPerSecond", ">=", 0.35),
+    ratioTarget(walk, "mdq-duckdb", "yoga", "graphql-yoga", "rowsPerSecond", ">=", 3),
+    ratioTarget(walk, "mdq-postgres", "postgraphile", "PostGraphile's cursor walk", "rowsPerSecond", ">=", 2),
+    ...["mdq-duckdb", "mdq-postgres"].map((contender) => ({
+      text: `${walk}: ${NAMES[contender]} last pages of a walk ≤ 1.2× its first pages`,
+      at: 1.2,
+      op: "<=",
+      measure: (results) => {
+        const result = find(results, walk, contender);
+        if (!result) return { reason: `${contender} not measured in ${walk}` };
+        if (result.lastVsFirst === null) return { reason: "walks too short (fewer than 6 pages)" };
+        return {
+          value: result.lastVsFirst,
+          detail: `median over walks, ${result.pagesPerWalk} pages a walk`,
+        };
+      },
+    })),
+  ]),
   ...DUCKDB.flatMap((contender) => [
     ratioTarget("records-1000", contender, "bare-sql", "same-SQL route", "rps", ">=", 0.85),
     ratioTarget("records-5000", contender, "bare-sql", "same-SQL route", "rps", ">=", 0.75),
@@ -146,7 +200,7 @@ function ratio(results, scenario, contender, versus, metric) {
   }
   return {
     value: ours[metric] / theirs[metric],
-    detail: `${fixed(ours[metric], 1)} vs ${fixed(theirs[metric], 1)}${metric === "rps" ? " req/s" : " ms"}`,
+    detail: `${fixed(ours[metric], 1)} vs ${fixed(theirs[metric], 1)} ${METRIC_NAMES[metric] ?? "ms"}`,
   };
 }
 

@@ -1,5 +1,6 @@
 // The scenarios: which contenders answer each, the baseline its ratios are against, and the
 // requests the load generator sends (the same question to every contender, in its own dialect).
+import { WALK_CONTENDERS } from "./cold-walk.mjs";
 import { aggregateBody, readinessBody, recordsBody } from "./queries.mjs";
 
 /** The PostGraphile document of a records page: the same rows, through PostGraphile's own API. */
@@ -65,26 +66,34 @@ const PAGE_CONTENDERS = [
 
 /** Scenario definitions, in the order they run and print. */
 export const SCENARIOS = {
+  // Every page of a distinct query once, as a daily sync asks them (bench/harness/cold-walk.mjs):
+  // measured by the walker, not autocannon; one table entry per page size.
+  "cold-walk": {
+    title: "cold walk: every page of a distinct query once",
+    kind: "walk",
+    contenders: WALK_CONTENDERS,
+    baseline: "bare-memory",
+  },
   "records-1000": {
-    title: "records page 1, 1000 rows",
+    title: "repeated page (cache): records page 1, 1000 rows",
     contenders: PAGE_CONTENDERS,
     baseline: "bare-sql",
     requests: (contender, context) => [recordsRequest(contender, context, 1, 1000)],
   },
   "records-5000": {
-    title: "records page 1, 5000 rows",
+    title: "repeated page (cache): records page 1, 5000 rows",
     contenders: PAGE_CONTENDERS,
     baseline: "bare-sql",
     requests: (contender, context) => [recordsRequest(contender, context, 1, 5000)],
   },
   "deep-page": {
-    title: "records deep page (page 50 × 1000)",
+    title: "repeated page (cache): deep page (page 50 × 1000)",
     contenders: PAGE_CONTENDERS,
     baseline: "bare-sql",
     requests: (contender, context) => [recordsRequest(contender, context, context.deepPage, 1000)],
   },
   aggregate: {
-    title: "90-day aggregate, day × market × source",
+    title: "repeated page (cache): 90-day aggregate, day × market × source",
     contenders: [
       "mdq-duckdb",
       "mdq-duckdb-nocache",

@@ -695,6 +695,62 @@ for (const engine of ENGINES) {
       assert.deepEqual(await filtered({ brandId: "cf-nobody" }), []);
     });
 
+    it("walks the day sort page after page (keyset reads) with the offset pages' answers", async () => {
+      const walk = async (direction: "ASC" | "DESC", currency: RecordsQuery["currency"] = "EUR") => {
+        const pages: string[][] = [];
+        for (let page = 1; page <= 4; page += 1) {
+          const result = await store.queryRecords(
+            recordsQuery("cf-query", {
+              sort: [{ field: "DATE_DAY", direction }],
+              currency,
+              page: { page, pageSize: 2 },
+            }),
+          );
+          assert.equal(result.totalCount, 7);
+          pages.push(result.rows.map((row) => String(row["recordId"])));
+        }
+        return pages;
+      };
+      assert.deepEqual(await walk("DESC"), [["r07", "r08"], ["r05", "r03"], ["r04", "r01"], ["r02"]]);
+      assert.deepEqual(await walk("ASC"), [["r01", "r02"], ["r03", "r04"], ["r05", "r07"], ["r08"]]);
+      // Asked again (now from remembered boundaries), and out of order: the same pages.
+      assert.deepEqual(await walk("DESC"), [["r07", "r08"], ["r05", "r03"], ["r04", "r01"], ["r02"]]);
+      assert.deepEqual(await recordIds(store, recordsQuery("cf-query", { page: { page: 3, pageSize: 2 } })), [
+        "r04",
+        "r01",
+      ]);
+      // A missing rate is refused on every page of a walk, not only the first.
+      for (const page of [1, 2])
+        await assert.rejects(
+          store.queryRecords(
+            recordsQuery("cf-query", { fields: ALL_FIELDS, currency: "CHF", page: { page, pageSize: 2 } }),
+          ),
+          MissingFxRateError,
+        );
+    });
+
+    it("answers a walk's next page from the new data when a load lands between two pages", async () => {
+      const brandId = "cf-walk";
+      const days = ["2021-03-01", "2021-03-02", "2021-03-03"];
+      await store.replaceRecords(brandId, [
+        record("w1", days[0]!),
+        record("w2", days[1]!),
+        record("w3", days[2]!),
+      ]);
+      const page = async (number: number) => {
+        const result = await store.queryRecords(
+          recordsQuery(brandId, { page: { page: number, pageSize: 1 } }),
+        );
+        return { ids: result.rows.map((row) => String(row["recordId"])), total: result.totalCount };
+      };
+      assert.deepEqual(await page(1), { ids: ["w3"], total: 3 });
+      // A new record on the newest day moves every later row down one place.
+      await store.replaceRecords(brandId, [record("w0", days[2]!), record("w3", days[2]!)]);
+      assert.deepEqual(await page(2), { ids: ["w3"], total: 4 });
+      assert.deepEqual(await page(3), { ids: ["w2"], total: 4 });
+      assert.deepEqual(await page(1), { ids: ["w0"], total: 4 });
+    });
+
     it("aggregates: grand totals convert each row, then sum, then round", async () => {
       const result = await store.queryAggregate(
         aggregateQuery("cf-query", { metrics: ["IMPRESSIONS", "CLICKS", "SPEND", "CONVERSIONS", "REVENUE"] }),

@@ -40,6 +40,32 @@ export interface PlannedPage extends PlannedSql {
   fields: string[];
 }
 
+/** Where a records page of the day sort ended: the last row's day (`YYYY-MM-DD`) and record id. */
+export interface SortBoundary {
+  date: string;
+  recordId: string;
+}
+
+/**
+ * A records page of the day sort read as a keyset page (store/walk-memory.ts): after the fields'
+ * columns, the day and record id of each row (the page's boundary is its last row's), and, with
+ * `after`, only rows past the previous page's boundary, so no earlier row is read and dropped.
+ */
+export interface KeysetPage {
+  after: SortBoundary | null;
+}
+
+/**
+ * A planned keyset page: the columns holding each row's boundary. Its `spend` and `revenue`
+ * columns hold the stored amounts (ten-thousandths, source currency, named by the
+ * `sourceCurrency` column), converted by the caller with the range's day rates
+ * (record-money.ts): the page then reads no rate table and does no wide arithmetic per row.
+ */
+export interface PlannedKeysetPage extends PlannedPage {
+  boundaryColumns: { date: number; recordId: number };
+  sourceCurrencyColumn: number;
+}
+
 /**
  * A planned aggregate page: after the fields' columns, two that every row repeats (window
  * functions, so the page needs no second round trip): the number of groups, and of rows whose
@@ -280,12 +306,20 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
  * rows, reading only the columns needed and the sort keys); the outer query formats and converts
  * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
  */
-export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): PlannedPage {
+export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): PlannedPage;
+export function planRecordsPage(
+  query: RecordsQuery,
+  dialect: SqlDialect,
+  keyset: KeysetPage,
+): PlannedKeysetPage;
+export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset?: KeysetPage): PlannedPage {
   const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
-  const ctes: string[] = selectsMoney || sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
+  // A keyset page (the day sort) leaves money as stored: its caller converts it.
+  const convertsMoney = selectsMoney && !keyset;
+  const ctes: string[] = convertsMoney || sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
   const sourceColumns = new Set(["record_id", "date"]);
   for (const field of query.fields)
     for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
@@ -294,7 +328,8 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
     direction: entry.direction,
   }));
   const innerJoins = sortsByMoney ? rateJoins(target, statement) : "";
-  const where = whereClause(query.scope, statement);
+  let where = whereClause(query.scope, statement);
+  if (keyset?.after) where += ` AND ${pastBoundary(keyset.after, query.sort[0]!.direction, statement)}`;
   const innerSelect = [
     ...[...sourceColumns].map((column) => `r.${column}`),
     ...sortKeys.map((key) => key.expression),
@@ -303,7 +338,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
   const orderBy = (qualifier: string) =>
     [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
   const limit = statement.bind(query.page.pageSize);
-  const offset = statement.bind((query.page.page - 1) * query.page.pageSize);
+  const offset = statement.bind(keyset?.after ? 0 : (query.page.page - 1) * query.page.pageSize);
   ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
     ORDER BY ${orderBy("")} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))`);
 
@@ -312,7 +347,9 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
   for (const field of query.fields) {
     if (field === "currency") continue;
     fields.push(field);
-    if (field === "spend" || field === "revenue") {
+    if ((field === "spend" || field === "revenue") && keyset) {
+      columns.push(`r.${MONEY_COLUMNS[field]}`);
+    } else if (field === "spend" || field === "revenue") {
       columns.push(money(convertedMinor(MONEY_COLUMNS[field], target, dialect), target, dialect));
     } else {
       columns.push(recordColumn(field, dialect));
@@ -323,12 +360,57 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): Plann
     fields.push("recordId");
   }
   // Only converted output needs the rates again; a page sorted by money alone has its order already.
-  const outerJoins = selectsMoney ? rateJoins(target, statement) : "";
+  const outerJoins = convertsMoney ? rateJoins(target, statement) : "";
+  const boundaryColumns = { date: columns.length, recordId: columns.length + 1 };
+  const sourceCurrencyColumn = columns.length + 2;
+  if (keyset) columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
-  return {
+  const planned = {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
     params: statement.params,
     fields,
+  };
+  if (!keyset) return planned;
+  const keysetPlan: PlannedKeysetPage = { ...planned, boundaryColumns, sourceCurrencyColumn };
+  return keysetPlan;
+}
+
+/**
+ * Rows after `boundary` in the day sort (`direction`, then record id ascending). The plain day
+ * bound comes first so that the engine can prune by it (zone maps, an index range).
+ */
+function pastBoundary(boundary: SortBoundary, direction: "ASC" | "DESC", statement: Statement): string {
+  const { bind } = statement;
+  const [inclusive, strict] = direction === "DESC" ? ["<=", "<"] : [">=", ">"];
+  return `r.date ${inclusive} CAST(${bind(boundary.date)} AS DATE)
+    AND (r.date ${strict} CAST(${bind(boundary.date)} AS DATE) OR r.record_id > ${bind(boundary.recordId)})`;
+}
+
+/**
+ * Plans the rows of a records query per day, as (day `YYYY-MM-DD`, rows) in day order: how a
+ * walk finds the few days a keyset page spans before reading it (walk-memory.ts `pageDays`).
+ */
+export function planRecordsPerDay(query: RecordsQuery, dialect: SqlDialect): PlannedSql {
+  const statement = new Statement(dialect);
+  const where = whereClause(query.scope, statement);
+  return {
+    sql: `SELECT ${dialect.formatDate("r.date")} AS day, count(*) AS n FROM records r WHERE ${where}
+      GROUP BY r.date ORDER BY r.date`,
+    params: statement.params,
+  };
+}
+
+/**
+ * Plans the day-rate table of a range as rows (currency, day `YYYY-MM-DD`, rate_e6), the days
+ * without a rate left out: what a keyset page's caller converts its amounts with, read once per
+ * walk (record-money.ts).
+ */
+export function planDayRates(scope: RowScope, dialect: SqlDialect): PlannedSql {
+  const statement = new Statement(dialect);
+  return {
+    sql: `WITH ${dayRatesCte(scope, statement)}
+      SELECT currency, ${dialect.formatDate("day")} AS day, rate_e6 FROM day_rates WHERE rate_e6 IS NOT NULL`,
+    params: statement.params,
   };
 }
 

@@ -11,6 +11,7 @@ import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { RowMapping } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import type { App, Brand, BrandDataStatus, Grants, PageResult, ReadinessFacts } from "./store.js";
+import { WalkMemory } from "./walk-memory.js";
 
 type Row = Record<string, unknown>;
 
@@ -62,8 +63,11 @@ export abstract class SqlStore {
     );
   }
 
+  /** What walks of records pages learned, reused by their later pages (walk-memory.ts). */
+  private readonly walks = new WalkMemory();
+
   queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot((reader) => readRecordsPage(reader, query));
+    return this.snapshot((reader) => readRecordsPage(reader, query, this.walks));
   }
 
   queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {

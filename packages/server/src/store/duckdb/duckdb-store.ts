@@ -77,6 +77,9 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
   private writeQueue: Promise<unknown> = Promise.resolve();
   /** Completed writes since the store opened (page-cache.ts). */
   private generation = 0;
+  /** Writes asked and writes finished, failed ones too: equal when none is under way. */
+  private writesAsked = 0;
+  private writesSettled = 0;
 
   constructor(
     private readonly instance: DuckDBInstance,
@@ -97,12 +100,20 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
    * a new data generation (this process is the file's only writer, so the count is exact).
    */
   private write<Result>(work: (connection: DuckDBConnection) => Promise<Result>): Promise<Result> {
+    this.writesAsked += 1;
     const next = this.writeQueue.then(() => work(this.writer));
     this.writeQueue = next.catch(() => undefined);
-    return next.then((result) => {
-      this.generation += 1;
-      return result;
-    });
+    return next.then(
+      (result) => {
+        this.generation += 1;
+        this.writesSettled += 1;
+        return result;
+      },
+      (error: unknown) => {
+        this.writesSettled += 1;
+        throw error;
+      },
+    );
   }
 
   async dataGeneration(): Promise<string> {
@@ -128,9 +139,21 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
   /** Runs `read` in one read transaction on one pooled connection: one snapshot. */
   protected readonly snapshot: InSnapshot = (read) =>
     this.readers.use(async (connection) => {
+      const before = { generation: this.generation, asked: this.writesAsked, settled: this.writesSettled };
       await connection.run("BEGIN TRANSACTION");
       try {
-        return await read(snapshotReader(connection));
+        return await read(
+          snapshotReader(connection, async () => {
+            // The snapshot starts at its first read of a table (now); it holds exactly the
+            // generation seen before BEGIN if no write was under way then or has been asked since.
+            await connection.run("SELECT 1 FROM loads LIMIT 0");
+            const quiet =
+              before.asked === before.settled &&
+              this.writesAsked === before.asked &&
+              this.writesSettled === before.settled;
+            return quiet ? String(before.generation) : null;
+          }),
+        );
       } finally {
         await connection.run("COMMIT");
       }
@@ -440,7 +463,6 @@ function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));
 }
 
-/** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */
 /** Statements of data-versions.ts on a DuckDB connection. */
 function sqlRun(connection: DuckDBConnection): SqlRun {
   return async (sql, params = []) =>
@@ -453,9 +475,14 @@ function narrowingOf(row: Row): Pick<App, "markets" | "dataSources"> {
   return { markets: list(row["markets"]), dataSources: list(row["data_sources"]) };
 }
 
-function snapshotReader(connection: DuckDBConnection): SnapshotReader {
+/** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */
+function snapshotReader(
+  connection: DuckDBConnection,
+  generation: SnapshotReader["generation"],
+): SnapshotReader {
   return {
     dialect: DUCKDB_DIALECT,
+    generation,
     async run(statement) {
       const columns = (await connection.runAndReadAll(statement.sql, statement.params)).getColumnsJS();
       return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };

@@ -421,6 +421,14 @@ function sqlRun(client: PoolClient): SqlRun {
 function snapshotReader(client: PoolClient): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
+    // The snapshot's own row of the counter every data write bumps in its transaction: exact.
+    async generation() {
+      const { rows } = await client.query<unknown[]>({
+        text: "SELECT generation FROM data_generation WHERE id = 1",
+        rowMode: "array",
+      });
+      return String(rows[0]?.[0] ?? 0);
+    },
     async run(statement) {
       const { rows } = await client.query<unknown[]>({
         text: statement.sql,
