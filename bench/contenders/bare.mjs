@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import Fastify from "fastify";
+import { dataVersionText } from "../../packages/server/dist/src/graphql/data-version-text.js";
 import { DUCKDB_FILE } from "../../packages/server/dist/src/index.js";
 import { ConnectionPool } from "../../packages/server/dist/src/store/duckdb/connection-pool.js";
 import {
@@ -80,10 +81,11 @@ async function readPage(connection, plan) {
   return { rows, columns };
 }
 
+/** The range's data version as MDQ writes it in pageInfo (the bench's region is the default, uk). */
 async function readDataVersion(connection, scope) {
   const { sql, params } = planDataVersion(scope, DUCKDB_DIALECT);
-  const reader = await connection.runAndReadAll(sql, params);
-  return String(reader.getRowObjectsJS()[0]?.loads ?? 0);
+  const columns = (await connection.runAndReadAll(sql, params)).getColumnsJS();
+  return dataVersionText("uk", String(columns[0]?.[0] ?? 0));
 }
 
 async function inSnapshot(read) {
