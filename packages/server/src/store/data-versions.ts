@@ -54,7 +54,7 @@ export interface DataChangesRequest {
   since: bigint | null;
 }
 
-/** The tables, in SQL both engines read (PostgreSQL adds its "C" collation in the migration). */
+/** The tables in DuckDB (PostgreSQL creates the same in migration 2, `data_versions`, with its "C" collation). */
 export const DATA_VERSION_TABLES = [
   `CREATE TABLE IF NOT EXISTS day_versions (
     brand_id VARCHAR NOT NULL,
