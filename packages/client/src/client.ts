@@ -14,7 +14,14 @@
  * makes the result equal to the new data: rows yielded before a reload could have changed. The
  * price is memory for one window (two while the next one is prefetched); `windowDays` bounds it.
  */
-import { DIMENSIONS, isDateDimension, MAX_PAGE_SIZE, METRICS, RECORD_FIELDS } from "@mdq/contract";
+import {
+  DIMENSIONS,
+  isDateDimension,
+  MAX_CHANGES_RANGE_DAYS,
+  MAX_PAGE_SIZE,
+  METRICS,
+  RECORD_FIELDS,
+} from "@mdq/contract";
 import { type ClientCredentialsConfig, validateClientConfig } from "./config.js";
 import {
   type DateWindow,
@@ -106,20 +113,17 @@ const CHANGES_QUERY = `query MdqChanges($clientId: ID!, $dateRange: DateRangeInp
   }
 }`;
 
-/** Longest range of one `marketingDataChanges` request (CONTRACT §6 rule 2). */
-export const MAX_CHANGES_WINDOW_DAYS = 366;
-
-/** `from..to` cut into consecutive windows of at most 366 days, oldest first. */
+/** `from..to` cut into consecutive windows of at most MAX_CHANGES_RANGE_DAYS (366) days, oldest first. */
 function changesWindows(from: string, to: string): DateWindow[] {
   const last = toEpochDay(to);
   if (last < toEpochDay(from)) {
     throw new MdqClientError("INVALID_DATE_RANGE", `the range ends (${to}) before it starts (${from})`);
   }
   const windows: DateWindow[] = [];
-  for (let start = toEpochDay(from); start <= last; start += MAX_CHANGES_WINDOW_DAYS) {
+  for (let start = toEpochDay(from); start <= last; start += MAX_CHANGES_RANGE_DAYS) {
     windows.push({
       from: fromEpochDay(start),
-      to: fromEpochDay(Math.min(last, start + MAX_CHANGES_WINDOW_DAYS - 1)),
+      to: fromEpochDay(Math.min(last, start + MAX_CHANGES_RANGE_DAYS - 1)),
     });
   }
   return windows;

@@ -101,6 +101,16 @@ export const LOAD_FORMATS = Object.freeze(["csv", "ndjson", "parquet"] as const)
 /** A records-file format. */
 export type LoadFormat = (typeof LOAD_FORMATS)[number];
 
+/**
+ * What a load replaces (`mdq load --replace`, admin API `replace`): every record of the brand on
+ * each day in the file, or only its records of each (day, data source) in the file.
+ */
+export const REPLACE_SCOPES = Object.freeze(["days", "sources"] as const);
+export type ReplaceScope = (typeof REPLACE_SCOPES)[number];
+
+/** Longest `dateRange` of `marketingDataChanges`, counting both ends (CONTRACT §6 rule 2). */
+export const MAX_CHANGES_RANGE_DAYS = 366;
+
 /** Longest `dateRange`, in days counting both ends (CONTRACT §3 rule 2). */
 export const MAX_RANGE_DAYS = 90;
 /** Smallest `pagination.pageSize` (CONTRACT §3 rule 3). */

@@ -2,6 +2,7 @@
  * `mdq load`: replace a brand's rows on the days of a records file (CSV, NDJSON or Parquet), or
  * with `--replace sources` only its rows of each (day, data source) in the file.
  */
+import { REPLACE_SCOPES } from "@mdq/contract";
 import type { LoadSummary } from "@mdq/server";
 import { Command, Option } from "commander";
 import { connectAdmin } from "../admin-client.js";
@@ -56,7 +57,7 @@ export function loadCommand(): Command {
           "--replace <scope>",
           "days: replace all the brand's rows of each day in the file; sources: only its rows of each (day, data source) in the file",
         )
-          .choices(["days", "sources"])
+          .choices(REPLACE_SCOPES)
           .default("days"),
       ),
     "mdq load ./acme-2026-05-01.csv --brand brand-acme --map spend=cost --map date=day --date 2026-05-01",

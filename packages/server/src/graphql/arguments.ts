@@ -31,8 +31,6 @@ import type {
 } from "../store/query-request.js";
 import type { Grants } from "../store/store.js";
 
-/** Longest date range of `marketingDataChanges` (CONTRACT §6 rule 2). */
-export const MAX_CHANGES_RANGE_DAYS = 366;
 const MAX_FILTER_VALUES = 500;
 
 /** Who is asking: the token's brand and the app's effective grants. */

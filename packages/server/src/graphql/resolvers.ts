@@ -3,7 +3,7 @@
  * and aggregates come back as plain objects so that graphql-jit serialises them with no
  * per-field resolver on the hot path.
  */
-import { type PageInfo, todayIn } from "@mdq/contract";
+import { MAX_CHANGES_RANGE_DAYS, type PageInfo, todayIn } from "@mdq/contract";
 import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
 import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
@@ -14,7 +14,6 @@ import {
   checkClientId,
   checkDateRange,
   type DateRangeArgument,
-  MAX_CHANGES_RANGE_DAYS,
   recordsQueryOf,
 } from "./arguments.js";
 import { dataVersionText, parseDataVersion } from "./data-version-text.js";

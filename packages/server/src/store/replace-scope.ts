@@ -4,9 +4,9 @@
  * the file (`sources`), so that platforms restated on their own schedules do not erase each other.
  */
 
-/** The replace scopes of a load. */
-export const REPLACE_SCOPES = ["days", "sources"] as const;
-export type ReplaceScope = (typeof REPLACE_SCOPES)[number];
+import type { ReplaceScope } from "@mdq/contract";
+
+export { REPLACE_SCOPES, type ReplaceScope } from "@mdq/contract";
 
 /**
  * An SQL condition, true for a row `row` (a table alias with `date` and `data_source`) of the
