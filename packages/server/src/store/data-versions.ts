@@ -17,8 +17,9 @@
 import type { SnapshotReader } from "./page-reads.js";
 import type { PlannedSql } from "./query-planner.js";
 import { type ReplaceScope, replacedBy } from "./replace-scope.js";
+import { narrowingChanged } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import type { Grants } from "./store.js";
+import type { App, Grants } from "./store.js";
 
 type Row = Record<string, unknown>;
 
@@ -161,7 +162,7 @@ export async function stampFxChange(
 }
 
 /** Stamps a change of the brand's grants (`appClientId` null) or of one app's narrowing. */
-export async function stampScopeChange(
+async function stampScopeChange(
   run: SqlRun,
   change: { brandId: string; appClientId: string | null; reason: string; now: Date },
 ): Promise<bigint> {
@@ -174,8 +175,40 @@ export async function stampScopeChange(
   return version;
 }
 
+/** Stamps a change of the brand's grants (`change` of `grants` changed a row). */
+export function stampGrantChange(
+  run: SqlRun,
+  brandId: string,
+  change: "add" | "remove",
+  grants: Partial<Grants>,
+): Promise<bigint> {
+  return stampScopeChange(run, {
+    brandId,
+    appClientId: null,
+    reason: grantChangeReason(change, grants),
+    now: new Date(),
+  });
+}
+
+/**
+ * After an app's update, in its transaction: stamps a scope change when the app's narrowing differs
+ * from `before`, its stored `markets` and `data_sources` as read before the update.
+ */
+export async function stampNarrowingChange(run: SqlRun, before: Row | undefined, app: App): Promise<void> {
+  if (!before) return;
+  const list = (value: unknown) => (Array.isArray(value) ? value.map(String) : null);
+  const stored = { ...app, markets: list(before["markets"]), dataSources: list(before["data_sources"]) };
+  if (!narrowingChanged(stored, app)) return;
+  await stampScopeChange(run, {
+    brandId: app.brandId,
+    appClientId: app.appClientId,
+    reason: narrowingChangeReason(app.appClientId),
+    now: new Date(),
+  });
+}
+
 /** The sentence `scope_versions.reason` holds for a grant change. */
-export function grantChangeReason(change: "add" | "remove", grants: Partial<Grants>): string {
+function grantChangeReason(change: "add" | "remove", grants: Partial<Grants>): string {
   const named = [
     grants.markets?.length ? `markets ${grants.markets.join(", ")}` : null,
     grants.dataSources?.length ? `data sources ${grants.dataSources.join(", ")}` : null,
@@ -184,7 +217,7 @@ export function grantChangeReason(change: "add" | "remove", grants: Partial<Gran
 }
 
 /** The sentence `scope_versions.reason` holds for a change of an app's narrowing. */
-export function narrowingChangeReason(appClientId: string): string {
+function narrowingChangeReason(appClientId: string): string {
   return `the markets or data sources app ${appClientId} is narrowed to changed`;
 }
 

@@ -14,22 +14,15 @@ import {
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
 import {
-  grantChangeReason,
-  narrowingChangeReason,
   type SqlRun,
   stampFxChange,
+  stampGrantChange,
   stampLoad,
-  stampScopeChange,
+  stampNarrowingChange,
 } from "../data-versions.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { replacedBy } from "../replace-scope.js";
-import {
-  APP_STATE_COLUMNS,
-  type AppStateValue,
-  appStateValues,
-  narrowingChanged,
-  rowMapping,
-} from "../row-mapping.js";
+import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import { SqlStore } from "../sql-store.js";
 import {
@@ -194,14 +187,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
         ...state.flatMap((value) => value.params),
         app.appClientId,
       ]);
-      if (before && narrowingChanged({ ...app, ...narrowingOf(before) }, app)) {
-        await stampScopeChange(sqlRun(connection), {
-          brandId: app.brandId,
-          appClientId: app.appClientId,
-          reason: narrowingChangeReason(app.appClientId),
-          now: new Date(),
-        });
-      }
+      await stampNarrowingChange(sqlRun(connection), before, app);
     });
   }
 
@@ -253,14 +239,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
         );
       const before = await grantsNow();
       await work(connection);
-      if ((await grantsNow()) !== before) {
-        await stampScopeChange(sqlRun(connection), {
-          brandId,
-          appClientId: null,
-          reason: grantChangeReason(change, grants),
-          now: new Date(),
-        });
-      }
+      if ((await grantsNow()) !== before) await stampGrantChange(sqlRun(connection), brandId, change, grants);
     });
   }
 
@@ -467,12 +446,6 @@ function dateOrNull(value: unknown): Date | null {
 function sqlRun(connection: DuckDBConnection): SqlRun {
   return async (sql, params = []) =>
     (await connection.runAndReadAll(sql, params as DuckDBValue[])).getRowObjectsJS();
-}
-
-/** An app's narrowing columns as the store reads them. */
-function narrowingOf(row: Row): Pick<App, "markets" | "dataSources"> {
-  const list = (value: unknown) => (Array.isArray(value) ? value.map(String) : null);
-  return { markets: list(row["markets"]), dataSources: list(row["data_sources"]) };
 }
 
 /** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */

@@ -8,16 +8,15 @@ import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import {
-  grantChangeReason,
-  narrowingChangeReason,
   type SqlRun,
   stampFxChange,
+  stampGrantChange,
   stampLoad,
-  stampScopeChange,
+  stampNarrowingChange,
 } from "../data-versions.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { replacedBy } from "../replace-scope.js";
-import { appStateValues, narrowingChanged, rowMapping } from "../row-mapping.js";
+import { appStateValues, rowMapping } from "../row-mapping.js";
 import { POSTGRES_DIALECT } from "../sql-dialect.js";
 import { SqlStore } from "../sql-store.js";
 import {
@@ -163,18 +162,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
           WHERE app_client_id = $1`,
         [app.appClientId, app.name, ...appStateValues(app)],
       );
-      const narrowing = before && {
-        markets: before["markets"] ?? null,
-        dataSources: before["data_sources"] ?? null,
-      };
-      if (narrowing && narrowingChanged({ ...app, ...narrowing }, app)) {
-        await stampScopeChange(sqlRun(client), {
-          brandId: app.brandId,
-          appClientId: app.appClientId,
-          reason: narrowingChangeReason(app.appClientId),
-          now: new Date(),
-        });
-      }
+      await stampNarrowingChange(sqlRun(client), before, app);
     });
   }
 
@@ -214,14 +202,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
         grants.markets ?? [],
         grants.dataSources ?? [],
       ]);
-      if ((changed.rowCount ?? 0) > 0) {
-        await stampScopeChange(sqlRun(client), {
-          brandId,
-          appClientId: null,
-          reason: grantChangeReason(change, grants),
-          now: new Date(),
-        });
-      }
+      if ((changed.rowCount ?? 0) > 0) await stampGrantChange(sqlRun(client), brandId, change, grants);
     });
   }
 
