@@ -58,6 +58,7 @@ const context = {
   credentials: {},
   tokens: {},
   postgres: null,
+  profile: options.profile,
 };
 await mkdir(context.logDir, { recursive: true });
 const running = new Map();

@@ -5,7 +5,7 @@
 // The in-memory limit replays the answers of sets it was asked once before timing (that is what
 // it measures: the same answers from memory).
 import { addDays, CURRENCY_CODES } from "../../packages/server/dist/src/index.js";
-import { runJsonProcess } from "./processes.mjs";
+import { cpuMs, runJsonProcess } from "./processes.mjs";
 import { recordsBody } from "./queries.mjs";
 import { median } from "./stats.mjs";
 import { rowsIn, walkPages } from "./walk.mjs";
@@ -211,14 +211,21 @@ export async function measureColdWalk({ scenario, options, context, running, ski
         await driveWalks({ url, clients, walks });
       }
     }
-    measured.push({ contender, url, notes, rounds: sizes.map(() => []) });
+    measured.push({ contender, url, pid: running.get(contender).pid, notes, rounds: sizes.map(() => []) });
   }
   for (let round = 0; round < options.rounds; round += 1) {
     for (const [sizeIndex, pageSize] of sizes.entries()) {
       for (const contender of measured) {
         const keys = walkKeys(context, setOf(contender.contender, round, sizeIndex, sizes.length), clients);
         const walks = keys.map((key) => walkOf(contender.contender, context, key, pageSize));
+        const cpuBefore = await cpuMs(contender.pid);
         const result = await driveWalks({ url: contender.url, clients, walks });
+        const cpuAfter = await cpuMs(contender.pid);
+        // Server CPU (every thread: the store's too) per page: what the machine pays for a page.
+        result.serverCpuMsPerPage =
+          cpuBefore === undefined || cpuAfter === undefined
+            ? undefined
+            : (cpuAfter - cpuBefore) / result.pages;
         // Last pages against first of one client walking alone (a fresh query): with W clients,
         // the first pages meet W - 1 others and the last ones fewer, which would flatter depth.
         // The walk of the first app (the brand with the most rows in range): the longest walk.
@@ -238,7 +245,7 @@ export async function measureColdWalk({ scenario, options, context, running, ski
         result.soloPages = solo.pages;
         contender.rounds[sizeIndex].push(result);
         log(
-          `[cold-walk ${pageSize}] round ${round + 1}/${options.rounds} ${contender.contender}: ${Math.round(result.rowsPerSecond)} rows/s, ${result.pagesPerSecond.toFixed(1)} pages/s, p50 ${result.p50.toFixed(0)} ms, p99 ${result.p99.toFixed(0)} ms, last/first ${result.lastVsFirst?.toFixed(2) ?? "–"}` +
+          `[cold-walk ${pageSize}] round ${round + 1}/${options.rounds} ${contender.contender}: ${Math.round(result.rowsPerSecond)} rows/s, ${result.pagesPerSecond.toFixed(1)} pages/s, p50 ${result.p50.toFixed(0)} ms, p99 ${result.p99.toFixed(0)} ms, last/first ${result.lastVsFirst?.toFixed(2) ?? "–"}, server CPU ${result.serverCpuMsPerPage?.toFixed(1) ?? "–"} ms/page` +
             (result.failures.length > 0 ? `, FAILED: ${result.failures[0]}` : ""),
         );
       }
@@ -258,6 +265,7 @@ export async function measureColdWalk({ scenario, options, context, running, ski
         p50: median(rounds.map((round) => round.p50)),
         p99: median(rounds.map((round) => round.p99)),
         lastVsFirst: median(rounds.map((round) => round.lastVsFirst)),
+        serverCpuMsPerPage: median(rounds.map((round) => round.serverCpuMsPerPage ?? Number.NaN)),
         pagesPerWalk: median(rounds.map((round) => round.pagesPerWalk)),
         failures: failures.length,
         verified:

@@ -1,4 +1,5 @@
 // `npm run bench -- [flags]`: the flags, their defaults, and their checks (once, at start).
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CONTENDERS } from "./contenders.mjs";
 import { DEFAULT_SCENARIOS, SCENARIOS } from "./scenarios.mjs";
@@ -25,6 +26,7 @@ export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flag
                      (default: bench/results/local/, which git ignores)
   --out DIR          where latest.json / latest.svg go instead (overrides --save)
   --keep             keep the work directory (data copies, contender logs)
+  --profile DIR      run every MDQ contender with node --cpu-prof, its .cpuprofile written to DIR
 `;
 
 function positive(name, text, { integer = true } = {}) {
@@ -85,6 +87,7 @@ export function readOptions(argv = process.argv.slice(2)) {
       save: { type: "boolean", default: false },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
+      profile: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -114,5 +117,6 @@ export function readOptions(argv = process.argv.slice(2)) {
     postgresUrl: values["postgres-url"],
     out: values.out ?? resultsDirectory(values.save),
     keep: values.keep,
+    profile: values.profile === undefined ? undefined : resolve(values.profile),
   });
 }

@@ -89,6 +89,15 @@ export async function runJsonProcess(script, spec) {
   return JSON.parse(stdout.trim().split("\n").at(-1));
 }
 
+/** CPU time `pid` has used so far (user + system, all threads), in ms; undefined when it is gone. */
+export async function cpuMs(pid) {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+  // Fields after the command (which may hold spaces) start after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return Number.isFinite(ticks) ? ticks * 10 : undefined;
+}
+
 /** A line of /proc/<pid>/status in kB (VmRSS, VmHWM), or undefined when the process is gone. */
 export async function statusKb(pid, field) {
   const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");

@@ -7,12 +7,15 @@ import { MdqError } from "../errors.js";
 import { InvalidTokenError, verifyAccessToken } from "../oauth/access-token.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
+import type { VerifiedTokens } from "../oauth/verified-tokens.js";
 import type { Caller } from "./arguments.js";
 
 export interface BearerAuthOptions {
   keys: KeyRing;
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };
+  /** Tokens verified before, recalled without checking their signature again. */
+  verifiedTokens?: VerifiedTokens;
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -41,7 +44,7 @@ export async function authenticateBearer(
   if (!match) throw unauthenticated("the Authorization header must be 'Bearer <access token>'", true);
   let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
   try {
-    claims = await verifyAccessToken(options.keys, options.settings, match[1]!);
+    claims = await verifyAccessToken(options.keys, options.settings, match[1]!, options.verifiedTokens);
   } catch (error) {
     if (error instanceof InvalidTokenError) throw unauthenticated(error.message, true);
     throw error;

@@ -10,6 +10,7 @@ import mercurius from "mercurius";
 import { MdqError } from "../errors.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
+import { VerifiedTokens } from "../oauth/verified-tokens.js";
 import { sendGraphQLError } from "../plugins/error-responses.js";
 import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
 import type { RecordReads } from "../store/store.js";
@@ -94,6 +95,37 @@ function operationErrorsCoded(data: unknown, errors: readonly GraphQLError[]): G
 }
 
 /**
+ * The response's JSON, UTF-8, each records page answered as text (`RequestContext.recordsJson`)
+ * written where its field's empty placeholder list stands: the bytes `JSON.stringify` gives the
+ * response with those rows in it.
+ */
+function responseBody(
+  response: { data?: unknown; errors?: unknown; extensions?: unknown },
+  recordsJson: ReadonlyMap<string, Buffer>,
+): Buffer {
+  const data = response.data as Record<string, unknown> | null | undefined;
+  if (data === null || data === undefined) return Buffer.from(JSON.stringify(response));
+  const chunks: Buffer[] = [];
+  let text = `{"data":{`;
+  Object.keys(data).forEach((key, index) => {
+    const value = data[key];
+    const page = recordsJson.get(key);
+    text += `${index === 0 ? "" : ","}${JSON.stringify(key)}:`;
+    if (page !== undefined && Array.isArray(value) && value.length === 0) {
+      chunks.push(Buffer.from(text), page);
+      text = "";
+    } else {
+      text += JSON.stringify(value);
+    }
+  });
+  text += "}";
+  if (response.errors !== undefined) text += `,"errors":${JSON.stringify(response.errors)}`;
+  if (response.extensions !== undefined) text += `,"extensions":${JSON.stringify(response.extensions)}`;
+  chunks.push(Buffer.from(`${text}}`));
+  return Buffer.concat(chunks);
+}
+
+/**
  * Mercurius compiles a query with graphql-jit on its run number `JIT_AFTER_RUNS + 1` and runs the
  * compiled query from then on; the run before is graphql-js's.
  */
@@ -115,6 +147,7 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
   });
   // Mercurius parses and validates again (once per query string): only checked requests reach it.
   const checks = requestChecks(app.graphql.schema, DOCUMENT_CACHE_SIZE);
+  const auth = { ...options, verifiedTokens: new VerifiedTokens() };
 
   app.post("/graphql", async (request, reply) => {
     const { type, charset } = mediaTypeOf(request.headers["content-type"]);
@@ -122,12 +155,13 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       return sendGraphQLError(reply, 415, "BAD_REQUEST", "Content-Type must be application/json");
     }
     const body = parseRequestBody(request.body);
-    const caller = await authenticateBearer(request, options);
+    const caller = await authenticateBearer(request, auth);
     const context: RequestContext = {
       caller,
       store: options.store,
       timeZone: options.timeZone,
       pageInfo: {},
+      recordsJson: new Map(),
     };
     if (body.query.length > QUERY_LIMITS.maxQueryLength) {
       return sendGraphQLError(
@@ -169,6 +203,7 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       if (retryAfterSeconds !== undefined) reply.header("retry-after", String(retryAfterSeconds));
     }
     if (Object.keys(context.pageInfo).length > 0) response.extensions = { pageInfo: context.pageInfo };
-    return reply.send(response);
+    if (context.recordsJson.size === 0) return reply.send(response);
+    return reply.type("application/json; charset=utf-8").send(responseBody(response, context.recordsJson));
   });
 }

@@ -3,7 +3,7 @@
  * and aggregates come back as plain objects so that graphql-jit serialises them with no
  * per-field resolver on the hot path.
  */
-import { MAX_CHANGES_RANGE_DAYS, type PageInfo, todayIn } from "@mdq/contract";
+import { MAX_CHANGES_RANGE_DAYS, type PageInfo, RECORD_FIELDS, todayIn } from "@mdq/contract";
 import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
 import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
@@ -18,7 +18,7 @@ import {
 } from "./arguments.js";
 import { dataVersionText, parseDataVersion } from "./data-version-text.js";
 import { DateScalar, DateTimeScalar } from "./scalars.js";
-import { selectedFieldNames } from "./selection.js";
+import { plainSelection, selectedFieldNames } from "./selection.js";
 
 /** What every resolver gets: the caller, the store, and where to put page info. */
 export interface RequestContext {
@@ -26,6 +26,11 @@ export interface RequestContext {
   store: RecordReads;
   timeZone: string;
   pageInfo: Record<string, PageInfo>;
+  /**
+   * Records pages answered as JSON text, by response key: the resolver returns an empty list and
+   * the endpoint writes this JSON in its place (graphql-endpoint.ts `responseBody`).
+   */
+  recordsJson: Map<string, Buffer>;
 }
 
 function pageInfoOf(
@@ -83,6 +88,35 @@ function pagedResolver<Args, Query extends { page: { page: number; pageSize: num
     context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result, context.caller.region);
     return result.rows;
   };
+}
+
+const recordsAsObjects = pagedResolver(recordsQueryOf, (store, query: RecordsQuery) =>
+  store.queryRecords(query),
+);
+
+/**
+ * `marketingRecords`: a plain selection of the day sort is answered as JSON text written straight
+ * from the store's columns (store/page-text.ts), the same bytes graphql-jit would write; anything
+ * else, or a page the text cannot answer, as objects.
+ */
+async function recordsResolver(
+  root: unknown,
+  args: Parameters<typeof recordsQueryOf>[0],
+  context: RequestContext,
+  info: GraphQLResolveInfo,
+) {
+  const fields = plainSelection(info, RECORD_FIELDS);
+  if (fields) {
+    const query = { ...recordsQueryOf(args, context.caller, new Set(fields)), fields };
+    const pages = await withRates(() => context.store.queryRecordsText(query));
+    if (pages) {
+      const key = String(info.path.key);
+      context.pageInfo[key] = pageInfoOf(query.page, pages[0]!, context.caller.region);
+      context.recordsJson.set(key, pages[0]!.json);
+      return [];
+    }
+  }
+  return recordsAsObjects(root, args, context, info);
 }
 
 /** The resolver map given to Mercurius. */
@@ -159,9 +193,7 @@ export const resolvers = {
       };
     },
 
-    marketingRecords: pagedResolver(recordsQueryOf, (store, query: RecordsQuery) =>
-      store.queryRecords(query),
-    ),
+    marketingRecords: recordsResolver,
     marketingAggregate: pagedResolver(aggregateQueryOf, (store, query: AggregateQuery) =>
       store.queryAggregate(query),
     ),

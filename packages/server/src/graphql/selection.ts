@@ -45,3 +45,25 @@ export function selectedFieldNames(info: SelectionInfo): Set<string> {
   for (const node of info.fieldNodes) visit(node.selectionSet, new Set());
   return names;
 }
+
+/**
+ * The fields selected under the resolved field, in the order the response writes them, when the
+ * selection is plain — one field node, and under it only fields among `known`, each once, with no
+ * alias, directive or fragment — so that a page can be written as text in that order
+ * (store/page-text.ts); undefined for any other selection.
+ */
+export function plainSelection<Field extends string>(
+  info: Pick<SelectionInfo, "fieldNodes">,
+  known: readonly Field[],
+): Field[] | undefined {
+  if (info.fieldNodes.length !== 1) return undefined;
+  const fields: Field[] = [];
+  for (const selection of info.fieldNodes[0]!.selectionSet?.selections ?? []) {
+    if (selection.kind !== Kind.FIELD || selection.alias || (selection.directives?.length ?? 0) > 0)
+      return undefined;
+    const name = selection.name.value as Field;
+    if (!known.includes(name) || fields.includes(name)) return undefined;
+    fields.push(name);
+  }
+  return fields.length > 0 ? fields : undefined;
+}

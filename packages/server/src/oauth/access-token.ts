@@ -5,6 +5,7 @@
 import { KeyObject, randomUUID, sign } from "node:crypto";
 import { type CryptoKey, type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
 import { type KeyRing, SIGNING_ALGORITHM } from "./signing-keys.js";
+import type { VerifiedTokens } from "./verified-tokens.js";
 
 /** The only scope (spec §5.2). */
 export const READ_SCOPE = "api_data/read";
@@ -80,20 +81,28 @@ export class InvalidTokenError extends Error {
 /**
  * Verifies a bearer token; throws `InvalidTokenError` for anything not acceptable. A token signed
  * by a key the ring has not loaded yet is verified after the ring learns it (`KeyRing.learnKeyOf`).
+ * With `verifiedTokens`, a token verified before is recalled instead (oauth/verified-tokens.ts).
  */
 export async function verifyAccessToken(
   keys: KeyRing,
   settings: TokenSettings,
   token: string,
+  verifiedTokens?: VerifiedTokens,
 ): Promise<AccessTokenClaims> {
+  const recalled = verifiedTokens?.recall(token, (kid) => keys.verificationKey(kid));
+  if (recalled === "expired") throw new InvalidTokenError("the access token has expired");
+  if (recalled !== undefined) return recalled;
   await keys.learnKeyOf(token);
   let payload: JWTPayload;
+  let verifiedWith: { kid: string; key: CryptoKey } | undefined;
   try {
     ({ payload } = await jwtVerify(
       token,
       async (header) => {
-        const key = keys.verificationKey(header.kid ?? "");
+        const kid = header.kid ?? "";
+        const key = keys.verificationKey(kid);
         if (!key) throw new InvalidTokenError("the access token was signed by an unknown key");
+        verifiedWith = { kid, key };
         return key;
       },
       {
@@ -120,7 +129,7 @@ export async function verifyAccessToken(
     throw new InvalidTokenError("the access token was issued for another region");
   if (!scope.split(" ").includes(READ_SCOPE))
     throw new InvalidTokenError(`the access token lacks scope ${READ_SCOPE}`);
-  return {
+  const claims = {
     appClientId,
     brandId: brand,
     scope,
@@ -129,4 +138,6 @@ export async function verifyAccessToken(
     issuedAt: Number(iat),
     expiresAt: Number(exp),
   };
+  if (verifiedTokens && verifiedWith) verifiedTokens.remember(token, { claims, ...verifiedWith });
+  return claims;
 }

@@ -17,7 +17,18 @@ function kindOf(error: unknown): StoreErrorKind {
   return error instanceof StoreUnavailableError ? "unavailable" : "other";
 }
 
-const ROW_QUERIES: Record<string, string> = { queryRecords: "records", queryAggregate: "aggregate" };
+const ROW_QUERIES: Record<string, string> = {
+  queryRecords: "records",
+  queryRecordsText: "records",
+  queryAggregate: "aggregate",
+};
+
+/** Rows a row query served: a page's rows, or the rows of the first text page (the one asked). */
+function rowsServed(result: unknown): number {
+  if (result === null) return 0;
+  if (Array.isArray(result)) return (result[0] as { rows?: number } | undefined)?.rows ?? 0;
+  return (result as { rows: unknown[] }).rows.length;
+}
 
 /** `store`, metered into `metrics`; outages are logged to `log`. */
 export function meteredStore<S extends object>(store: S, metrics: ServiceMetrics, log?: WarningLogger): S {
@@ -33,8 +44,7 @@ export function meteredStore<S extends object>(store: S, metrics: ServiceMetrics
         method = async (...args: unknown[]) => {
           try {
             const result = await (value as (...args: unknown[]) => Promise<unknown>).apply(target, args);
-            if (rowQuery)
-              metrics.rowsServed.inc({ query: rowQuery }, (result as { rows: unknown[] }).rows.length);
+            if (rowQuery) metrics.rowsServed.inc({ query: rowQuery }, rowsServed(result));
             outage.recovered("the store answers again");
             return result;
           } catch (error) {

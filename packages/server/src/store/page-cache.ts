@@ -10,20 +10,31 @@
  *
  * Daily-sync traffic asks for each page about once, so the cache mostly serves retries, resumed
  * walks and many apps of one brand reading the same days; bench/README.md reports MDQ with and
- * without it.
+ * without it. What it does for a first-time walk is read-ahead: a records page asked as text
+ * (`queryRecordsText`) is read with the pages after it, up to `READ_AHEAD_ROWS` rows, in one
+ * statement, and those pages are filed here (and awaited by requests that arrive meanwhile).
  */
 import { LRUCache } from "lru-cache";
+import type { TextPage } from "./page-text.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { DataGeneration, PageResult, RecordReads } from "./store.js";
 
 type Row = Record<string, unknown>;
+type CachedPage = PageResult<Row> | TextPage;
 
 /** Rough bytes of a cached page: what bounds the cache's memory. */
-function pageBytes(page: PageResult<Row>): number {
+function pageBytes(page: CachedPage): number {
+  if ("json" in page) return 256 + page.json.length;
   const first = page.rows[0];
   const fields = first ? Object.keys(first).length : 0;
   return 256 + page.rows.length * (64 + fields * 40);
 }
+
+/**
+ * Rows a walk's text page reads ahead at most (in whole pages, at least the page asked): the
+ * pages after it are filed here for the requests that follow, as a sync asks them (issue 11).
+ */
+export const READ_AHEAD_ROWS = 10_000;
 
 /**
  * Wraps `store` so that `queryRecords` and `queryAggregate` answer from memory when the same query
@@ -36,12 +47,16 @@ export function withPageCache<S extends RecordReads & DataGeneration>(
   onLookup?: (query: "records" | "aggregate", result: "hit" | "miss") => void,
 ): S {
   if (maxBytes <= 0) return store;
-  const pages = new LRUCache<string, PageResult<Row>>({
+  const pages = new LRUCache<string, CachedPage>({
     maxSize: maxBytes,
     sizeCalculation: (page) => Math.max(1, pageBytes(page)),
   });
   /** Concurrent misses of one key share one store read. */
   const inFlight = new Map<string, Promise<PageResult<Row>>>();
+  /** Text pages being read, the pages read ahead included. */
+  const textInFlight = new Map<string, Promise<TextPage | null>>();
+  const keyOf = (generation: string, kind: string, query: RecordsQuery | AggregateQuery) =>
+    `${generation}\u0000${kind}\u0000${JSON.stringify(query)}`;
 
   const cached = async (
     kind: "records" | "aggregate",
@@ -49,8 +64,8 @@ export function withPageCache<S extends RecordReads & DataGeneration>(
     read: () => Promise<PageResult<Row>>,
   ): Promise<PageResult<Row>> => {
     const generation = await store.dataGeneration();
-    const key = `${generation}\u0000${kind}\u0000${JSON.stringify(query)}`;
-    const hit = pages.get(key);
+    const key = keyOf(generation, kind, query);
+    const hit = pages.get(key) as PageResult<Row> | undefined;
     if (hit) {
       onLookup?.(kind, "hit");
       return hit;
@@ -76,8 +91,58 @@ export function withPageCache<S extends RecordReads & DataGeneration>(
     return reading;
   };
 
+  /** The page of `query` as text: cached, being read (maybe ahead), or read with its next pages. */
+  const cachedText = async (query: RecordsQuery): Promise<TextPage[] | null> => {
+    const generation = await store.dataGeneration();
+    const key = keyOf(generation, "text", query);
+    const hit = pages.get(key) as TextPage | undefined;
+    if (hit) {
+      onLookup?.("records", "hit");
+      return [hit];
+    }
+    const pending = textInFlight.get(key);
+    if (pending) {
+      onLookup?.("records", "hit");
+      const page = await pending;
+      return page === null ? null : [page];
+    }
+    onLookup?.("records", "miss");
+    const ahead = Math.max(1, Math.floor(READ_AHEAD_ROWS / query.page.pageSize));
+    const batch = store.queryRecordsText(query, ahead);
+    let asked: Promise<TextPage | null> = batch.then((list) => list?.[0] ?? null);
+    for (let index = 0; index < ahead; index += 1) {
+      const pageQuery = { ...query, page: { ...query.page, page: query.page.page + index } };
+      const pageKey = keyOf(generation, "text", pageQuery);
+      if (index > 0 && (pages.has(pageKey) || textInFlight.has(pageKey))) continue;
+      // A page the batch did not reach (or a failed batch) is read on its own if it is asked.
+      const alone = () => store.queryRecordsText(pageQuery, 1).then((list) => list?.[0] ?? null);
+      const reading =
+        index === 0 ? asked : batch.then((list) => (list === null ? null : (list[index] ?? alone())), alone);
+      const settled = reading.then(
+        (page) => {
+          textInFlight.delete(pageKey);
+          if (page !== null) pages.set(pageKey, page);
+          return page;
+        },
+        (error: unknown) => {
+          textInFlight.delete(pageKey);
+          throw error;
+        },
+      );
+      // Pages read ahead that nobody asks for must not surface as unhandled rejections.
+      if (index > 0) settled.catch(() => undefined);
+      else asked = settled;
+      textInFlight.set(pageKey, settled);
+    }
+    const page = await asked;
+    return page === null ? null : [page];
+  };
+
   return new Proxy(store, {
     get(target, property, receiver) {
+      if (property === "queryRecordsText") {
+        return (query: RecordsQuery) => cachedText(query);
+      }
       if (property === "queryRecords") {
         return (query: RecordsQuery) => cached("records", query, () => target.queryRecords(query));
       }

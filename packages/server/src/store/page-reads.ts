@@ -4,6 +4,7 @@
  * Each engine supplies only how to run a planned statement on its snapshot (`SnapshotReader`).
  */
 import type { CurrencyCode } from "../currencies.js";
+import { type TextPage, textPages } from "./page-text.js";
 import {
   type PlannedAggregatePage,
   type PlannedCount,
@@ -14,16 +15,19 @@ import {
   planAggregateMissingRate,
   planAggregatePage,
   planDataVersion,
-  planDayRates,
+  planFxRates,
   planRecordsCount,
+  planRecordsDayCurrencies,
   planRecordsPage,
-  planRecordsPerDay,
+  planRecordsText,
+  recordsNeedRates,
 } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
-import { type DayRates, dayRateKey, MoneyConverter } from "./record-money.js";
+import { type DayRates, FxHistory, MoneyConverter } from "./record-money.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult } from "./store.js";
 import {
+  type DayCount,
   keysetSortable,
   type PageBoundary,
   pageDays,
@@ -94,22 +98,150 @@ export async function readRecordsPage(
     return { rows: withCurrency(rows, query.currency), totalCount: count.total, dataVersion };
   }
   const walk = walks.walkOf(generation, query);
-  const keyset = keysetSortable(query) ? await readKeysetPage(reader, query, walk) : null;
-  const rows = keyset ? null : await readRows(reader, planRecordsPage(query, reader.dialect));
-  walk.count ??= await readCount(reader, planRecordsCount(query, reader.dialect));
-  if (walk.count.missingRate !== null) throw missingRateError(walk.count.missingRate);
+  if (!keysetSortable(query)) {
+    const rows = await readRows(reader, planRecordsPage(query, reader.dialect));
+    walk.count ??= await readCount(reader, planRecordsCount(query, reader.dialect));
+    if (walk.count.missingRate !== null) throw missingRateError(walk.count.missingRate);
+    walk.dataVersion ??= await readDataVersion(reader, query);
+    return {
+      rows: withCurrency(rows, query.currency),
+      totalCount: walk.count.total,
+      dataVersion: walk.dataVersion,
+    };
+  }
+  const rates = walkRates(reader, walks, generation);
+  const facts = await walkFacts(reader, query, walk, rates);
+  if (facts.count.missingRate !== null) throw missingRateError(facts.count.missingRate);
+  const keyset = await readKeysetPage(reader, query, walk, facts.days);
   walk.dataVersion ??= await readDataVersion(reader, query);
   return {
-    rows: withCurrency(
-      rows ??
-        (await convertedRows(keyset!, query, () =>
-          walks.dayRates(generation, query.scope, () => readDayRates(reader, query)),
-        )),
-      query.currency,
-    ),
-    totalCount: walk.count.total,
+    rows: withCurrency(await convertedRows(keyset, query, rates), query.currency),
+    totalCount: facts.count.total,
     dataVersion: walk.dataVersion,
   };
+}
+
+/** What a walk knows before its first page: the count with its missing-rate verdict, rows per day. */
+interface WalkFacts {
+  count: WalkCount;
+  days: DayCount[];
+}
+
+/**
+ * The stored FX rates a walk converts and checks with: once per generation (`WalkMemory`), or,
+ * when the snapshot's generation is not known for sure, read for this page alone.
+ */
+function walkRates(
+  reader: SnapshotReader,
+  walks: WalkMemory,
+  generation: string | null,
+): () => Promise<DayRates> {
+  if (generation !== null) return () => walks.fxHistory(generation, () => readFxHistory(reader));
+  let history: Promise<DayRates> | undefined;
+  return () => {
+    history ??= readFxHistory(reader);
+    return history;
+  };
+}
+
+/**
+ * A walk's facts, read once (and kept in `walk` when there is one): one statement counts the rows
+ * per day and source currency; the missing-rate verdict is the count query's own
+ * (query-planner.ts `missingRateSample`): of the (currency, day) pairs whose conversion lacks a
+ * rate, the least `CUR YYYY-MM-DD`, naming the source currency when its rate lacks, else the
+ * target.
+ */
+async function walkFacts(
+  reader: SnapshotReader,
+  query: RecordsQuery,
+  walk: Walk | null,
+  rates: () => Promise<DayRates>,
+): Promise<WalkFacts> {
+  if (walk?.count && walk.days) return { count: walk.count, days: walk.days };
+  const table = await reader.run(planRecordsDayCurrencies(query, reader.dialect));
+  const lookup = recordsNeedRates(query) ? await rates() : null;
+  const target = query.currency;
+  const days: DayCount[] = [];
+  let total = 0;
+  let sample: string | null = null;
+  for (let index = 0; index < table.rowCount; index += 1) {
+    const day = String(table.value(index, 0));
+    const currency = String(table.value(index, 1));
+    const rows = Number(table.value(index, 2));
+    total += rows;
+    const last = days[days.length - 1];
+    if (last?.day === day) last.rows += rows;
+    else days.push({ day, rows });
+    if (lookup === null || currency === target) continue;
+    const sourceRate = lookup.rateOn(currency, day);
+    if (sourceRate !== undefined && lookup.rateOn(target, day) !== undefined) continue;
+    const missing = `${sourceRate === undefined ? currency : target} ${day}`;
+    if (sample === null || missing < sample) sample = missing;
+  }
+  const count = {
+    total,
+    missingRate: sample === null ? null : { currency: sample.slice(0, 3), date: sample.slice(4) },
+  };
+  if (walk) {
+    walk.count = count;
+    walk.days = days;
+  }
+  return { count, days };
+}
+
+/**
+ * A `marketingRecords` page of the day sort as JSON text (page-text.ts), then up to `pages - 1`
+ * pages after it read in the same statement (read-ahead: what a walk asks next); null when the
+ * text cannot answer the query (another sort, or a row the object path would write otherwise),
+ * and `readRecordsPage` must. What does not depend on the page is read once per walk, as there.
+ */
+export async function readRecordsText(
+  reader: SnapshotReader,
+  query: RecordsQuery,
+  walks: WalkMemory,
+  pages: number,
+): Promise<TextPage[] | null> {
+  if (!keysetSortable(query)) return null;
+  const generation = await reader.generation();
+  const walk = generation === null ? null : walks.walkOf(generation, query);
+  const rates = walkRates(reader, walks, generation);
+  const { count, days } = await walkFacts(reader, query, walk, rates);
+  if (count.missingRate !== null) throw missingRateError(count.missingRate);
+  const dataVersion = walk?.dataVersion ?? (await readDataVersion(reader, query));
+  if (walk) walk.dataVersion = dataVersion;
+  const { page, pageSize } = query.page;
+  const left = count.total - (page - 1) * pageSize;
+  if (left <= 0) return [{ json: Buffer.from("[]"), rows: 0, totalCount: count.total, dataVersion }];
+  const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
+  const after = walk?.boundaries.get(page - 1) ?? null;
+  const offset = after !== null ? 0 : (page - 1) * pageSize;
+  const plan = planRecordsText(narrowToPage(query, days, after, rows), reader.dialect, {
+    after,
+    offset,
+    rows,
+  });
+  const table = await reader.run(plan);
+  const read = Number(table.value(0, 0) ?? 0);
+  const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
+  const cut = textPages(String(table.value(0, 1) ?? ""), read, {
+    fields: query.fields,
+    columns: plan.columns,
+    currency: query.currency,
+    money: selectsMoney ? new MoneyConverter(query.currency, await rates()) : null,
+    pageSize,
+  });
+  if (cut === null) return null;
+  if (walk)
+    for (const [index, served] of cut.entries()) rememberBoundary(walk, page + index, served.boundary);
+  const answered = cut.map((served) => ({
+    json: served.json,
+    rows: served.rows,
+    totalCount: count.total,
+    dataVersion,
+  }));
+  return answered.length > 0
+    ? answered
+    : [{ json: Buffer.from("[]"), rows: 0, totalCount: count.total, dataVersion }];
 }
 
 /** A keyset page's result and plan. */
@@ -119,11 +251,14 @@ interface KeysetRead {
 }
 
 /** A page of the day sort: from the previous page's boundary when known; remembers its own. */
-async function readKeysetPage(reader: SnapshotReader, query: RecordsQuery, walk: Walk): Promise<KeysetRead> {
+async function readKeysetPage(
+  reader: SnapshotReader,
+  query: RecordsQuery,
+  walk: Walk,
+  days: readonly DayCount[],
+): Promise<KeysetRead> {
   const after = walk.boundaries.get(query.page.page - 1) ?? null;
-  // Only a page that starts at a known place (page 1, or after a served page) is narrowed.
-  const narrowed =
-    after !== null || query.page.page === 1 ? await narrowToPage(reader, query, walk, after) : query;
+  const narrowed = narrowToPage(query, days, after, query.page.pageSize);
   const plan = planRecordsPage(narrowed, reader.dialect, { after });
   const table = await reader.run(plan);
   if (table.rowCount > 0) {
@@ -136,37 +271,35 @@ async function readKeysetPage(reader: SnapshotReader, query: RecordsQuery, walk:
   return { table, plan };
 }
 
-/** `query` with its range cut to the days its keyset page can span (walk-memory.ts `pageDays`). */
-async function narrowToPage(
-  reader: SnapshotReader,
+/**
+ * `query` with its range cut to the days `rows` rows after `after` can span (walk-memory.ts
+ * `pageDays`). Only a read that starts at a known place is narrowed: page 1, or after a served
+ * page; any other page is read by its offset over the whole range.
+ */
+function narrowToPage(
   query: RecordsQuery,
-  walk: Walk,
+  days: readonly DayCount[],
   after: PageBoundary | null,
-): Promise<RecordsQuery> {
-  if (walk.days === undefined) {
-    const table = await reader.run(planRecordsPerDay(query, reader.dialect));
-    walk.days = Array.from({ length: table.rowCount }, (_, index) => ({
-      day: String(table.value(index, 0)),
-      rows: Number(table.value(index, 1)),
-    }));
-  }
-  const span = pageDays(walk.days, query.sort[0]!.direction, after, query.page.pageSize);
+  rows: number,
+): RecordsQuery {
+  if (after === null && query.page.page !== 1) return query;
+  const span = pageDays(days, query.sort[0]!.direction, after, rows);
   return span === null ? query : { ...query, scope: { ...query.scope, ...span } };
 }
 
 /**
- * A keyset page's rows with its stored amounts converted by the range's day rates (read once per
- * range and generation); only called once the count has found every rate the range needs.
+ * A keyset page's rows with its stored amounts converted by the stored FX rates (read once per
+ * generation); only called once the walk's facts have found every rate the range needs.
  */
 async function convertedRows(
   { table, plan }: KeysetRead,
   query: RecordsQuery,
-  dayRates: () => Promise<DayRates>,
+  rates: () => Promise<DayRates>,
 ): Promise<Row[]> {
   const rows = rowsOf(table, plan.fields);
   const money = plan.fields.filter((field) => field === "spend" || field === "revenue");
   if (money.length === 0 || rows.length === 0) return rows;
-  const converter = new MoneyConverter(query.currency, await dayRates());
+  const converter = new MoneyConverter(query.currency, await rates());
   for (let index = 0; index < rows.length; index += 1) {
     const row = rows[index]!;
     const source = String(table.value(index, plan.sourceCurrencyColumn));
@@ -176,15 +309,16 @@ async function convertedRows(
   return rows;
 }
 
-/** The range's day-rate table (query-planner.ts `planDayRates`). */
-async function readDayRates(reader: SnapshotReader, query: RecordsQuery): Promise<DayRates> {
-  const table = await reader.run(planDayRates(query.scope, reader.dialect));
-  const rates = new Map<string, bigint>();
-  for (let index = 0; index < table.rowCount; index += 1) {
-    const rate = table.value(index, 2) as bigint | string | number;
-    rates.set(dayRateKey(String(table.value(index, 0)), String(table.value(index, 1))), BigInt(rate));
-  }
-  return rates;
+/** Every stored FX rate (query-planner.ts `planFxRates`). */
+async function readFxHistory(reader: SnapshotReader): Promise<DayRates> {
+  const table = await reader.run(planFxRates(reader.dialect));
+  return new FxHistory(
+    Array.from({ length: table.rowCount }, (_, index) => ({
+      currency: String(table.value(index, 0)),
+      date: String(table.value(index, 1)),
+      rateE6: BigInt(table.value(index, 2) as bigint | string | number),
+    })),
+  );
 }
 
 /** A `marketingAggregate` page, its group count and data version; MissingFxRateError when a rate lacks. */

@@ -276,7 +276,8 @@ function recordSortKey(field: RecordSortField, target: Target, dialect: SqlDiale
   }
 }
 
-function recordsNeedRates(query: RecordsQuery): boolean {
+/** Whether a records query reads money: it converts, and its count checks every rate it needs. */
+export function recordsNeedRates(query: RecordsQuery): boolean {
   return (
     query.fields.includes("spend") ||
     query.fields.includes("revenue") ||
@@ -386,31 +387,83 @@ function pastBoundary(boundary: SortBoundary, direction: "ASC" | "DESC", stateme
     AND (r.date ${strict} CAST(${bind(boundary.date)} AS DATE) OR r.record_id > ${bind(boundary.recordId)})`;
 }
 
+/** Separates the values of a planned text page (`planRecordsText`), within and between rows. */
+export const TEXT_VALUE_SEPARATOR = "\u0001";
+
 /**
- * Plans the rows of a records query per day, as (day `YYYY-MM-DD`, rows) in day order: how a
- * walk finds the few days a keyset page spans before reading it (walk-memory.ts `pageDays`).
+ * A planned records page of the day sort read as text: one row of two columns, the rows read
+ * and every row's values as one text value, in the page's order: per row the record id, the day
+ * (`YYYY-MM-DD`), the source currency and then `columns` as text, every value and row parted by
+ * `TEXT_VALUE_SEPARATOR`. That character cannot be stored: loads refuse control characters in
+ * text values, and every other column is a code, a day or a whole number.
  */
-export function planRecordsPerDay(query: RecordsQuery, dialect: SqlDialect): PlannedSql {
+export interface PlannedTextPage extends PlannedSql {
+  /** The stored columns each row holds after its record id, day and source currency. */
+  columns: readonly string[];
+}
+
+/**
+ * Plans `rows` rows of the day sort as one text value (page-text.ts builds the JSON from it),
+ * after `offset` rows past `after` (a served page's boundary) or past the range's start. The engine
+ * hands back one value instead of a value per row and field, which is what a walk's pages cost
+ * most in the drivers (issue 11).
+ */
+export function planRecordsText(
+  query: RecordsQuery,
+  dialect: SqlDialect,
+  window: { after: SortBoundary | null; offset: number; rows: number },
+): PlannedTextPage {
+  const statement = new Statement(dialect);
+  const direction = query.sort[0]!.direction;
+  const columns = [...new Set(query.fields.flatMap((field) => RECORD_SOURCE_COLUMNS[field]))].filter(
+    (column) => column !== "record_id" && column !== "date" && column !== "currency",
+  );
+  let where = whereClause(query.scope, statement);
+  if (window.after) where += ` AND ${pastBoundary(window.after, direction, statement)}`;
+  const order = `r.date ${direction}, r.record_id ASC`;
+  const limit = statement.bind(window.rows);
+  const offset = statement.bind(window.offset);
+  // concat_ws writes each value as text (whole numbers as their digits) in one call per row.
+  const values = [
+    "r.record_id",
+    dialect.formatDate("r.date"),
+    "r.currency",
+    ...columns.map((column) => `r.${column}`),
+  ];
+  return {
+    sql: `WITH page AS (SELECT ${["r.record_id", "r.date", "r.currency", ...columns.map((column) => `r.${column}`)].join(", ")}
+      FROM records r WHERE ${where} ORDER BY ${order} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))
+      SELECT count(*) AS n, string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${order}) AS text
+      FROM page r`,
+    params: statement.params,
+    columns,
+  };
+}
+
+/**
+ * Plans the rows of a records query per day and source currency, as (day `YYYY-MM-DD`, currency,
+ * rows) in day order: what a walk learns once before its first page (page-reads.ts
+ * `walkFacts`): its count, the few days each keyset page spans (walk-memory.ts `pageDays`), and
+ * which (currency, day) conversions it needs a rate for.
+ */
+export function planRecordsDayCurrencies(query: RecordsQuery, dialect: SqlDialect): PlannedSql {
   const statement = new Statement(dialect);
   const where = whereClause(query.scope, statement);
   return {
-    sql: `SELECT ${dialect.formatDate("r.date")} AS day, count(*) AS n FROM records r WHERE ${where}
-      GROUP BY r.date ORDER BY r.date`,
+    sql: `SELECT ${dialect.formatDate("r.date")} AS day, r.currency, count(*) AS n FROM records r WHERE ${where}
+      GROUP BY r.date, r.currency ORDER BY r.date`,
     params: statement.params,
   };
 }
 
 /**
- * Plans the day-rate table of a range as rows (currency, day `YYYY-MM-DD`, rate_e6), the days
- * without a rate left out: what a keyset page's caller converts its amounts with, read once per
- * walk (record-money.ts).
+ * Plans every stored FX rate as rows (currency, day `YYYY-MM-DD`, rate_e6): the history walks
+ * convert with (record-money.ts `FxHistory`), read once per data generation.
  */
-export function planDayRates(scope: RowScope, dialect: SqlDialect): PlannedSql {
-  const statement = new Statement(dialect);
+export function planFxRates(dialect: SqlDialect): PlannedSql {
   return {
-    sql: `WITH ${dayRatesCte(scope, statement)}
-      SELECT currency, ${dialect.formatDate("day")} AS day, rate_e6 FROM day_rates WHERE rate_e6 IS NOT NULL`,
-    params: statement.params,
+    sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM fx_rates ORDER BY currency, date`,
+    params: [],
   };
 }
 

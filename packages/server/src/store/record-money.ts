@@ -1,18 +1,66 @@
 /**
- * A records page's money converted in JavaScript with the range's day-rate table, read once per
- * walk (walk-memory.ts), instead of in every page's SQL: the same integer arithmetic as the
+ * A records page's money converted in JavaScript with the stored FX rates, read once per data
+ * generation (walk-memory.ts), instead of in every page's SQL: the same integer arithmetic as the
  * planner's `convertedMinor` and `money` (CONTRACT §3 rule 7), so the same numbers to the bit —
  * amount × rate(target) ÷ rate(source), rounded half-even to the target's minor unit directly
  * from the exact quotient, then divided as a double by 10^minor units.
  */
-import { CURRENCIES, type CurrencyCode } from "../currencies.js";
+import { BASE_CURRENCY, CURRENCIES, type CurrencyCode } from "../currencies.js";
 
-/** Rates by `currency + day` (`YYYY-MM-DD`), in millionths per EUR; days without a rate absent. */
-export type DayRates = ReadonlyMap<string, bigint>;
+/** The rate a conversion uses for a currency on a day (`YYYY-MM-DD`), in millionths per EUR. */
+export interface DayRates {
+  /** Undefined when the currency has no rate on or before the day. */
+  rateOn(currency: string, day: string): bigint | undefined;
+}
 
-/** The key of a currency's rate on a day in `DayRates`. */
-export function dayRateKey(currency: string, day: string): string {
-  return `${currency} ${day}`;
+/** A stored FX rate: millionths of `currency` per EUR from `date` on. */
+export interface FxRateRow {
+  currency: string;
+  /** `YYYY-MM-DD`. */
+  date: string;
+  rateE6: bigint;
+}
+
+/** EUR's rate against itself, in millionths. */
+const BASE_RATE_E6 = 1_000_000n;
+
+/**
+ * Every stored FX rate, read once per data generation (walk-memory.ts): a day's rate is that
+ * day's, else the latest earlier one; EUR's is 1 (CONTRACT §3 rule 7), as the planner's day-rate
+ * table has it.
+ */
+export class FxHistory implements DayRates {
+  private readonly byCurrency = new Map<string, { days: string[]; rates: bigint[] }>();
+
+  constructor(rows: Iterable<FxRateRow>) {
+    const sorted = [...rows].sort((a, b) =>
+      a.currency === b.currency ? (a.date < b.date ? -1 : 1) : a.currency < b.currency ? -1 : 1,
+    );
+    for (const row of sorted) {
+      let history = this.byCurrency.get(row.currency);
+      if (history === undefined) {
+        history = { days: [], rates: [] };
+        this.byCurrency.set(row.currency, history);
+      }
+      history.days.push(row.date);
+      history.rates.push(row.rateE6);
+    }
+  }
+
+  rateOn(currency: string, day: string): bigint | undefined {
+    if (currency === BASE_CURRENCY) return BASE_RATE_E6;
+    const history = this.byCurrency.get(currency);
+    if (history === undefined) return undefined;
+    // The last rate dated on or before `day`: binary search over the ascending days.
+    let low = 0;
+    let high = history.days.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (history.days[middle]! <= day) low = middle + 1;
+      else high = middle;
+    }
+    return low === 0 ? undefined : history.rates[low - 1];
+  }
 }
 
 /**
@@ -27,10 +75,31 @@ export function divHalfEven(n: bigint, d: bigint): bigint {
   return n < 0n ? -quotient : quotient;
 }
 
+/**
+ * n ÷ d rounded half to even, for 0 ≤ n and 0 < d both at most 2^53 − 1: the same as
+ * `divHalfEven` in doubles, which hold such integers, their remainder and quotient exactly.
+ */
+function divHalfEvenSafe(n: number, d: number): number {
+  const remainder = n % d;
+  const quotient = (n - remainder) / d;
+  const twice = 2 * remainder;
+  return twice > d || (twice === d && quotient % 2 === 1) ? quotient + 1 : quotient;
+}
+
+/** A day's rates of the target and of the last source currency asked: pages come in day order. */
+interface DayRate {
+  day: string;
+  target: bigint | undefined;
+  source: string;
+  sourceRate: bigint | undefined;
+}
+
 /** Converts stored amounts (ten-thousandths of `source`) to `target`, as the page SQL would. */
 export class MoneyConverter {
   private readonly toMinor: bigint;
+  private readonly toMinorNumber: number;
   private readonly scale: number;
+  private last: DayRate = { day: "", target: undefined, source: "", sourceRate: undefined };
 
   constructor(
     private readonly target: CurrencyCode,
@@ -38,20 +107,45 @@ export class MoneyConverter {
   ) {
     const minorUnits = CURRENCIES[target].minorUnits;
     this.toMinor = 10n ** BigInt(4 - minorUnits);
+    this.toMinorNumber = 10 ** (4 - minorUnits);
     this.scale = 10 ** minorUnits;
   }
 
   /**
    * The amount in the target currency, or null when a rate lacks (never served: a walk's count
-   * refuses the range first, CONTRACT §3 rule 7).
+   * refuses the range first, CONTRACT §3 rule 7). Whole numbers below 2^53 are worked in doubles
+   * (exactly: `divHalfEvenSafe`), larger ones in BigInt.
    */
   convert(amountE4: unknown, source: string, day: string): number | null {
     if (amountE4 === null || amountE4 === undefined) return null;
-    const amount = BigInt(amountE4 as bigint | string | number);
-    if (source === this.target) return Number(divHalfEven(amount, this.toMinor)) / this.scale;
-    const targetRate = this.rates.get(dayRateKey(this.target, day));
-    const sourceRate = this.rates.get(dayRateKey(source, day));
+    const amount = Number(amountE4);
+    if (source === this.target) {
+      if (amount >= 0 && Number.isSafeInteger(amount))
+        return divHalfEvenSafe(amount, this.toMinorNumber) / this.scale;
+      return Number(divHalfEven(BigInt(amountE4 as bigint | string | number), this.toMinor)) / this.scale;
+    }
+    const { target: targetRate, sourceRate } = this.ratesOn(day, source);
     if (targetRate === undefined || sourceRate === undefined) return null;
-    return Number(divHalfEven(amount * targetRate, sourceRate * this.toMinor)) / this.scale;
+    if (amount >= 0 && Number.isSafeInteger(amount)) {
+      const numerator = amount * Number(targetRate);
+      const denominator = Number(sourceRate) * this.toMinorNumber;
+      if (Number.isSafeInteger(numerator) && Number.isSafeInteger(denominator) && denominator > 0)
+        return divHalfEvenSafe(numerator, denominator) / this.scale;
+    }
+    const exact = BigInt(amountE4 as bigint | string | number);
+    return Number(divHalfEven(exact * targetRate, sourceRate * this.toMinor)) / this.scale;
+  }
+
+  /** The target's and `source`'s rates on `day`, looked up again only when either changes. */
+  private ratesOn(day: string, source: string): DayRate {
+    const last = this.last;
+    if (last.day === day && last.source === source) return last;
+    this.last = {
+      day,
+      target: last.day === day ? last.target : this.rates.rateOn(this.target, day),
+      source,
+      sourceRate: this.rates.rateOn(source, day),
+    };
+    return this.last;
   }
 }

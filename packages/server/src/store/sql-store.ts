@@ -5,13 +5,14 @@
  * its read snapshots.
  */
 import { brandVersion, type DataChanges, type DataChangesRequest, readDataChanges } from "./data-versions.js";
-import { type InSnapshot, readAggregatePage, readRecordsPage } from "./page-reads.js";
+import { type InSnapshot, readAggregatePage, readRecordsPage, readRecordsText } from "./page-reads.js";
+import type { TextPage } from "./page-text.js";
 import { type PlannedSql, planDataStatus, planReadiness } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { RowMapping } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import type { App, Brand, BrandDataStatus, Grants, PageResult, ReadinessFacts } from "./store.js";
-import { WalkMemory } from "./walk-memory.js";
+import { keysetSortable, WalkMemory } from "./walk-memory.js";
 
 type Row = Record<string, unknown>;
 
@@ -68,6 +69,11 @@ export abstract class SqlStore {
 
   queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
     return this.snapshot((reader) => readRecordsPage(reader, query, this.walks));
+  }
+
+  async queryRecordsText(query: RecordsQuery, pages = 1): Promise<TextPage[] | null> {
+    if (!keysetSortable(query)) return null;
+    return this.snapshot((reader) => readRecordsText(reader, query, this.walks, pages));
   }
 
   queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {

@@ -7,6 +7,7 @@
 import type { MarketingRecord } from "@mdq/contract";
 import type { CurrencyCode } from "../currencies.js";
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
+import type { TextPage } from "./page-text.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { ReplaceScope } from "./replace-scope.js";
 
@@ -165,6 +166,12 @@ export interface RecordReads {
   /** The days of a range whose visible data changed after a version (CONTRACT §6 rule 2). */
   dataChanges(request: DataChangesRequest): Promise<DataChanges>;
   queryRecords(query: RecordsQuery): Promise<PageResult<Record<string, unknown>>>;
+  /**
+   * A records page of the day sort as JSON text (store/page-text.ts), first in the list, then up to
+   * `pages - 1` pages after it read in the same pass (read-ahead, kept by the page cache); null
+   * when only `queryRecords` can answer the query.
+   */
+  queryRecordsText(query: RecordsQuery, pages?: number): Promise<TextPage[] | null>;
   queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>>;
 }
 

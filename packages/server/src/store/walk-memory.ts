@@ -1,8 +1,9 @@
 /**
  * What a walk of a records query's pages learns once and every later page reuses, per (query
- * without its page, data generation): the count with its missing-rate verdict, the data version,
- * and where each served page ended in the sort order, so that page k + 1 of the default sort is a
- * keyset read from page k's boundary instead of an offset scan (issue 11).
+ * without its page, data generation): the count with its missing-rate verdict, the rows per day,
+ * the data version, and where each served page ended in the sort order, so that page k + 1 of the
+ * default sort is a keyset read from page k's boundary instead of an offset scan (issue 11); and,
+ * per generation, the stored FX rates every walk converts with.
  *
  * Entries are valid for one data generation only: the generation is part of the key, and it is
  * read inside the page's own snapshot (`SnapshotReader.generation`), so nothing learned under one
@@ -77,31 +78,26 @@ export function pageDays(
 const MAX_WALKS = 512;
 /** Boundaries kept per walk at most (a 2 M-row range at 1000-row pages). */
 const MAX_BOUNDARIES = 2000;
-/** Day-rate tables kept at most: one per (generation, range), shared by its walks' currencies. */
-const MAX_RATE_TABLES = 32;
+/** FX histories kept at most: one per data generation still being read. */
+const MAX_FX_HISTORIES = 4;
 
 /** The remembered walks of one store. */
 export class WalkMemory {
   private readonly walks = new LRUCache<string, Walk>({ max: MAX_WALKS });
-  private readonly rates = new LRUCache<string, Promise<DayRates>>({ max: MAX_RATE_TABLES });
+  private readonly fxHistories = new LRUCache<string, Promise<DayRates>>({ max: MAX_FX_HISTORIES });
 
   /**
-   * The day rates of `range` under `generation`, read with `read` the first time: every walk of
-   * the range (each app, currency, page size) converts with the same table.
+   * The stored FX rates under `generation`, read with `read` the first time: every walk (each
+   * range, app, currency, page size) converts and checks rates with the same history.
    */
-  dayRates(
-    generation: string,
-    range: { from: string; to: string },
-    read: () => Promise<DayRates>,
-  ): Promise<DayRates> {
-    const key = `${generation}\u0000${range.from}\u0000${range.to}`;
-    let rates = this.rates.get(key);
-    if (rates === undefined) {
-      rates = read();
-      this.rates.set(key, rates);
-      rates.catch(() => this.rates.delete(key));
+  fxHistory(generation: string, read: () => Promise<DayRates>): Promise<DayRates> {
+    let history = this.fxHistories.get(generation);
+    if (history === undefined) {
+      history = read();
+      this.fxHistories.set(generation, history);
+      history.catch(() => this.fxHistories.delete(generation));
     }
-    return rates;
+    return history;
   }
 
   /** The walk of `query` (its page aside) under `generation`, created empty when new. */
