@@ -39,9 +39,18 @@ export interface ServiceConfig {
   readonly redisUrl: string | null;
   /** Memory for answered pages, valid for one data generation (store/page-cache.ts); 0 turns it off. */
   readonly pageCacheMb: number;
+  /** Threads DuckDB runs each statement on (embedded store only); 0: one per core, DuckDB's default. */
+  readonly duckdbThreads: number;
   /** GraphiQL at `GET /graphql` for browsers (plugins/graphql-explorer.ts); off unless `MDQ_EXPLORER=on`. */
   readonly explorer: boolean;
 }
+
+/**
+ * DuckDB's threads per statement by default: one. Concurrent requests already run on separate
+ * connections (and threads); splitting each statement across the cores as well cost 15% more CPU
+ * per page of a cold walk for no more throughput (docs/configuration.md, issue 11).
+ */
+export const DEFAULT_DUCKDB_THREADS = 1;
 
 /** Thrown when a configuration value is invalid; the message names the key. */
 export class ConfigError extends Error {
@@ -76,6 +85,7 @@ export const CONFIG_ENV = {
   databaseStatementTimeoutMs: "MDQ_DATABASE_STATEMENT_TIMEOUT_MS",
   redisUrl: "MDQ_REDIS_URL",
   pageCacheMb: "MDQ_PAGE_CACHE_MB",
+  duckdbThreads: "MDQ_DUCKDB_THREADS",
   explorer: "MDQ_EXPLORER",
 } as const;
 
@@ -174,6 +184,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     ),
     redisUrl: connectionUrl(read("redisUrl"), CONFIG_ENV.redisUrl, ["redis:", "rediss:"]),
     pageCacheMb: integer(read("pageCacheMb") ?? "64", CONFIG_ENV.pageCacheMb, 0, 65_536),
+    duckdbThreads: integer(
+      read("duckdbThreads") ?? String(DEFAULT_DUCKDB_THREADS),
+      CONFIG_ENV.duckdbThreads,
+      0,
+      1024,
+    ),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
   });
 }

@@ -1,15 +1,17 @@
 /**
  * What only the embedded DuckDB store does: loading records straight from a Parquet file in
- * stored columns. The file's path reaches SQL as a bound parameter, so any path loads, quotes
- * included, and none is read as SQL.
+ * stored columns (the file's path reaches SQL as a bound parameter, so any path loads, quotes
+ * included, and none is read as SQL), and running on the threads its configuration sets.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { DEFAULT_DUCKDB_THREADS, loadConfig } from "../src/config.js";
 import { type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { openStore } from "../src/store/open-store.js";
 import { loadsParquet } from "../src/store/store.js";
 
 /** Writes a Parquet file of stored records (one on 2021-03-01) with DuckDB's own COPY. */
@@ -75,5 +77,32 @@ describe("the DuckDB store's Parquet loads", () => {
       }),
     );
     assert.equal((await store.brandDataStatus("brand-q")).rows, 1);
+  });
+});
+
+describe("the DuckDB store's threads (MDQ_DUCKDB_THREADS)", () => {
+  /** DuckDB's own `threads` setting on a store opened from configuration `env`. */
+  async function threadsOf(env: Record<string, string>): Promise<number> {
+    const work = await mkdtemp(join(tmpdir(), "mdq-duckdb-threads-"));
+    const store = await openStore(loadConfig({ ...env, MDQ_DATA_DIR: work, MDQ_DATABASE_URL: "" }));
+    try {
+      const reads = store as unknown as { rows(sql: string): Promise<Record<string, unknown>[]> };
+      const [row] = await reads.rows("SELECT current_setting('threads') AS threads");
+      return Number(row!["threads"]);
+    } finally {
+      await store.close();
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+
+  it("runs each statement on one thread by default, on as many as set, and on one per core with 0", async () => {
+    assert.equal(await threadsOf({}), DEFAULT_DUCKDB_THREADS);
+    assert.equal(await threadsOf({ MDQ_DUCKDB_THREADS: "3" }), 3);
+    assert.equal(await threadsOf({ MDQ_DUCKDB_THREADS: "0" }), availableParallelism());
+  });
+
+  it("refuses a value that is not a whole number, naming the variable", () => {
+    assert.throws(() => loadConfig({ MDQ_DUCKDB_THREADS: "many" }), /MDQ_DUCKDB_THREADS/);
+    assert.throws(() => loadConfig({ MDQ_DUCKDB_THREADS: "-1" }), /MDQ_DUCKDB_THREADS/);
   });
 });

@@ -4,6 +4,7 @@
  * 405 → 413 → 415 → 400 → 401 → request checks (`request-checks.ts`: parse, validate, variables)
  * → execute (200, or 403 for data outside the grants).
  */
+import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type { GraphQLError } from "graphql";
 import mercurius from "mercurius";
@@ -95,16 +96,17 @@ function operationErrorsCoded(data: unknown, errors: readonly GraphQLError[]): G
 }
 
 /**
- * The response's JSON, UTF-8, each records page answered as text (`RequestContext.recordsJson`)
- * written where its field's empty placeholder list stands: the bytes `JSON.stringify` gives the
- * response with those rows in it.
+ * The response's JSON as UTF-8 chunks, each records page answered as text
+ * (`RequestContext.recordsJson`) written where its field's empty placeholder list stands: the
+ * bytes `JSON.stringify` gives the response with those rows in it. A page's chunk is its own
+ * (cached) buffer, written to the socket as it is, never copied per response.
  */
-function responseBody(
+function responseChunks(
   response: { data?: unknown; errors?: unknown; extensions?: unknown },
   recordsJson: ReadonlyMap<string, Buffer>,
-): Buffer {
+): Buffer[] {
   const data = response.data as Record<string, unknown> | null | undefined;
-  if (data === null || data === undefined) return Buffer.from(JSON.stringify(response));
+  if (data === null || data === undefined) return [Buffer.from(JSON.stringify(response))];
   const chunks: Buffer[] = [];
   let text = `{"data":{`;
   Object.keys(data).forEach((key, index) => {
@@ -122,7 +124,7 @@ function responseBody(
   if (response.errors !== undefined) text += `,"errors":${JSON.stringify(response.errors)}`;
   if (response.extensions !== undefined) text += `,"extensions":${JSON.stringify(response.extensions)}`;
   chunks.push(Buffer.from(`${text}}`));
-  return Buffer.concat(chunks);
+  return chunks;
 }
 
 /**
@@ -204,6 +206,10 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
     }
     if (Object.keys(context.pageInfo).length > 0) response.extensions = { pageInfo: context.pageInfo };
     if (context.recordsJson.size === 0) return reply.send(response);
-    return reply.type("application/json; charset=utf-8").send(responseBody(response, context.recordsJson));
+    const chunks = responseChunks(response, context.recordsJson);
+    return reply
+      .type("application/json; charset=utf-8")
+      .header("content-length", String(chunks.reduce((bytes, chunk) => bytes + chunk.length, 0)))
+      .send(Readable.from(chunks, { objectMode: false }));
   });
 }

@@ -28,7 +28,7 @@ export interface RequestContext {
   pageInfo: Record<string, PageInfo>;
   /**
    * Records pages answered as JSON text, by response key: the resolver returns an empty list and
-   * the endpoint writes this JSON in its place (graphql-endpoint.ts `responseBody`).
+   * the endpoint writes this JSON in its place (graphql-endpoint.ts `responseChunks`).
    */
   recordsJson: Map<string, Buffer>;
 }
@@ -90,7 +90,8 @@ function pagedResolver<Args, Query extends { page: { page: number; pageSize: num
   };
 }
 
-const recordsAsObjects = pagedResolver(recordsQueryOf, (store, query: RecordsQuery) =>
+/** `marketingRecords` answered as row objects that GraphQL execution serialises field by field. */
+export const recordsAsObjects = pagedResolver(recordsQueryOf, (store, query: RecordsQuery) =>
   store.queryRecords(query),
 );
 

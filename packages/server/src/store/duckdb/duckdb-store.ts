@@ -48,14 +48,24 @@ const APPEND_FLUSH_ROWS = 100_000;
 
 type Row = Record<string, unknown>;
 
+/** How an embedded store is opened. */
+export interface DuckDbOptions {
+  /** Threads per statement (`MDQ_DUCKDB_THREADS`); 0 or absent: one per core, DuckDB's default. */
+  threads?: number;
+}
+
 /** Opens (creating if needed) the DuckDB store of a data directory; `:memory:` for tests. */
-export async function openDuckDbStore(dataDir: string | ":memory:"): Promise<DuckDbStore> {
+export async function openDuckDbStore(
+  dataDir: string | ":memory:",
+  options: DuckDbOptions = {},
+): Promise<DuckDbStore> {
   let path = ":memory:";
   if (dataDir !== ":memory:") {
     await mkdir(dataDir, { recursive: true });
     path = join(dataDir, DUCKDB_FILE);
   }
-  const instance = await DuckDBInstance.create(path);
+  const threads = options.threads ?? 0;
+  const instance = await DuckDBInstance.create(path, threads > 0 ? { threads: String(threads) } : {});
   const writer = await instance.connect();
   for (const statement of DUCKDB_SCHEMA) await writer.run(statement);
   const readers = await ConnectionPool.open(instance, READ_CONNECTIONS);
