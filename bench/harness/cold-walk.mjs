@@ -219,8 +219,15 @@ export async function measureColdWalk({ scenario, options, context, running, ski
         const keys = walkKeys(context, setOf(contender.contender, round, sizeIndex, sizes.length), clients);
         const walks = keys.map((key) => walkOf(contender.contender, context, key, pageSize));
         const cpuBefore = await cpuMs(contender.pid);
+        const mainBefore = await cpuMs(contender.pid, contender.pid);
         const result = await driveWalks({ url: contender.url, clients, walks });
         const cpuAfter = await cpuMs(contender.pid);
+        const mainAfter = await cpuMs(contender.pid, contender.pid);
+        // Of which the JavaScript thread (the rest: the store's threads, libuv's pool).
+        result.serverMainCpuMsPerPage =
+          mainBefore === undefined || mainAfter === undefined
+            ? undefined
+            : (mainAfter - mainBefore) / result.pages;
         // Server CPU (every thread: the store's too) per page: what the machine pays for a page.
         result.serverCpuMsPerPage =
           cpuBefore === undefined || cpuAfter === undefined
@@ -245,7 +252,7 @@ export async function measureColdWalk({ scenario, options, context, running, ski
         result.soloPages = solo.pages;
         contender.rounds[sizeIndex].push(result);
         log(
-          `[cold-walk ${pageSize}] round ${round + 1}/${options.rounds} ${contender.contender}: ${Math.round(result.rowsPerSecond)} rows/s, ${result.pagesPerSecond.toFixed(1)} pages/s, p50 ${result.p50.toFixed(0)} ms, p99 ${result.p99.toFixed(0)} ms, last/first ${result.lastVsFirst?.toFixed(2) ?? "–"}, server CPU ${result.serverCpuMsPerPage?.toFixed(1) ?? "–"} ms/page` +
+          `[cold-walk ${pageSize}] round ${round + 1}/${options.rounds} ${contender.contender}: ${Math.round(result.rowsPerSecond)} rows/s, ${result.pagesPerSecond.toFixed(1)} pages/s, p50 ${result.p50.toFixed(0)} ms, p99 ${result.p99.toFixed(0)} ms, last/first ${result.lastVsFirst?.toFixed(2) ?? "–"}, server CPU ${result.serverCpuMsPerPage?.toFixed(1) ?? "–"} ms/page (main thread ${result.serverMainCpuMsPerPage?.toFixed(1) ?? "–"})` +
             (result.failures.length > 0 ? `, FAILED: ${result.failures[0]}` : ""),
         );
       }
@@ -266,6 +273,7 @@ export async function measureColdWalk({ scenario, options, context, running, ski
         p99: median(rounds.map((round) => round.p99)),
         lastVsFirst: median(rounds.map((round) => round.lastVsFirst)),
         serverCpuMsPerPage: median(rounds.map((round) => round.serverCpuMsPerPage ?? Number.NaN)),
+        serverMainCpuMsPerPage: median(rounds.map((round) => round.serverMainCpuMsPerPage ?? Number.NaN)),
         pagesPerWalk: median(rounds.map((round) => round.pagesPerWalk)),
         failures: failures.length,
         verified:

@@ -89,9 +89,15 @@ export async function runJsonProcess(script, spec) {
   return JSON.parse(stdout.trim().split("\n").at(-1));
 }
 
-/** CPU time `pid` has used so far (user + system, all threads), in ms; undefined when it is gone. */
-export async function cpuMs(pid) {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+/**
+ * CPU time `pid` has used so far (user + system; all its threads, or only `thread`: the main
+ * thread's id is the pid), in ms; undefined when it is gone.
+ */
+export async function cpuMs(pid, thread) {
+  const stat = await readFile(
+    thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`,
+    "utf8",
+  ).catch(() => "");
   // Fields after the command (which may hold spaces) start after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]);

@@ -401,4 +401,85 @@ describe("DuckDB and PostgreSQL answer identically", () => {
       );
     }
   });
+
+  it("writes any stored text as JSON.stringify does, and leaves a value holding the separator to the object path", async () => {
+    const names = [
+      'He said "hi"',
+      "back\\slash \\u0041",
+      "tab\there, line\nbreak, return\rhere",
+      "emoji 🚀, 中文, café, – dash",
+      "line separator \u2028 and paragraph \u2029",
+      "/slashes/ and DEL \u007f",
+      "holds the separator \u0001 inside",
+    ];
+    const days = [addDays(TODAY, -12), addDays(TODAY, -11)];
+    const records: StoredRecord[] = days.flatMap((date) =>
+      names.map((name, index) => ({
+        recordId: `acme-text-${date}-${index}-ünï"cødé`,
+        date,
+        market: "GB",
+        dataSource: "google_ads",
+        channel: "search",
+        campaignId: `cmp "${index}" \\ ${name.slice(0, 8)}`,
+        campaignName: name,
+        impressions: 2_147_483_647 - index,
+        clicks: index,
+        spendE4: 123_456_789n * BigInt(index + 1),
+        conversionsE4: 12_345n * BigInt(index),
+        revenueE4: 987_654n,
+        currency: "GBP",
+      })),
+    );
+    const app = duckdb.credentials.apps.find((candidate) => candidate.markets.includes("GB"))!;
+    const holdsSeparator = (record: StoredRecord) => record.campaignName.includes("\u0001");
+    /** Text path against object path on the loaded days; how many pages came as text. */
+    const compare = async (engine: Engine): Promise<number> => {
+      const before = engine.textPages.count;
+      for (const currency of ["GBP", "USD", "JPY"]) {
+        for (const direction of ["ASC", "DESC"]) {
+          const request: Request = {
+            appClientId: app.appClientId,
+            query: `query Q($c: ID!, $r: DateRangeInput!, $cur: Currency, $s: [RecordSortInput!], $f: MarketingFilterInput) {
+  marketingRecords(clientId: $c, dateRange: $r, currency: $cur, sort: $s, filter: $f) { recordId campaignName campaignId date impressions clicks spend conversions revenue currency }
+}`,
+            variables: {
+              c: app.brandClientId,
+              r: { from: days[0], to: days[1] },
+              cur: currency,
+              s: [{ field: "DATE_DAY", direction }],
+              f: { markets: ["GB"], dataSources: ["google_ads"] },
+            },
+          };
+          const objects = {
+            ...request,
+            query: request.query.replace(/\{ ([a-zA-Z ]+) \}\n\}$/, (_all, fields: string) => {
+              return `{ ${fields
+                .split(" ")
+                .map((field) => `${field}: ${field}`)
+                .join(" ")} }\n}`;
+            }),
+          };
+          assert.notEqual(objects.query, request.query);
+          const [text, expected] = [await ask(engine, request), await ask(engine, objects)];
+          assert.equal(text.status, 200, text.body);
+          assert.equal(text.body, expected.body, `${engine.name} ${currency} ${direction}`);
+          const rows = JSON.parse(text.body).data.marketingRecords as { campaignName: string }[];
+          assert.ok(rows.length >= names.length * days.length - days.length, `${rows.length} rows`);
+        }
+      }
+      return engine.textPages.count - before;
+    };
+    for (const engine of [duckdb, postgres]) {
+      const processing = { processingDate: TODAY, source: "text test" };
+      await engine.store.replaceRecords(
+        "brand-acme",
+        records.filter((record) => !holdsSeparator(record)),
+        processing,
+      );
+      assert.ok((await compare(engine)) >= 6, `${engine.name}: not answered as text`);
+      // A value holding the separator (no load stores one) sends its pages down the object path.
+      await engine.store.replaceRecords("brand-acme", records, processing);
+      assert.equal(await compare(engine), 0, `${engine.name}: answered as text`);
+    }
+  });
 });

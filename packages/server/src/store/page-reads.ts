@@ -223,7 +223,8 @@ export async function readRecordsText(
   const table = await reader.run(plan);
   const read = Number(table.value(0, 0) ?? 0);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
-  const cut = textPages(String(table.value(0, 1) ?? ""), read, {
+  const text = table.value(0, 1) ?? "";
+  const cut = textPages(typeof text === "string" ? Buffer.from(text) : (text as Uint8Array), read, {
     fields: query.fields,
     columns: plan.columns,
     currency: query.currency,

@@ -433,7 +433,8 @@ export function planRecordsText(
   return {
     sql: `WITH page AS (SELECT ${["r.record_id", "r.date", "r.currency", ...columns.map((column) => `r.${column}`)].join(", ")}
       FROM records r WHERE ${where} ORDER BY ${order} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))
-      SELECT count(*) AS n, string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${order}) AS text
+      SELECT count(*) AS n,
+        ${dialect.utf8(`string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${order})`)} AS text
       FROM page r`,
     params: statement.params,
     columns,

@@ -99,6 +99,8 @@ export class MoneyConverter {
   private readonly toMinor: bigint;
   private readonly toMinorNumber: number;
   private readonly scale: number;
+  /** The target currency's decimal places (ISO 4217 minor units). */
+  readonly minorUnits: number;
   private last: DayRate = { day: "", target: undefined, source: "", sourceRate: undefined };
 
   constructor(
@@ -106,6 +108,7 @@ export class MoneyConverter {
     private readonly rates: DayRates,
   ) {
     const minorUnits = CURRENCIES[target].minorUnits;
+    this.minorUnits = minorUnits;
     this.toMinor = 10n ** BigInt(4 - minorUnits);
     this.toMinorNumber = 10 ** (4 - minorUnits);
     this.scale = 10 ** minorUnits;
@@ -117,12 +120,17 @@ export class MoneyConverter {
    * (exactly: `divHalfEvenSafe`), larger ones in BigInt.
    */
   convert(amountE4: unknown, source: string, day: string): number | null {
+    const minor = this.convertMinor(amountE4, source, day);
+    return minor === null ? null : minor / this.scale;
+  }
+
+  /** The target currency's minor units before `convert` divides them (exact below 2^53). */
+  convertMinor(amountE4: unknown, source: string, day: string): number | null {
     if (amountE4 === null || amountE4 === undefined) return null;
     const amount = Number(amountE4);
     if (source === this.target) {
-      if (amount >= 0 && Number.isSafeInteger(amount))
-        return divHalfEvenSafe(amount, this.toMinorNumber) / this.scale;
-      return Number(divHalfEven(BigInt(amountE4 as bigint | string | number), this.toMinor)) / this.scale;
+      if (amount >= 0 && Number.isSafeInteger(amount)) return divHalfEvenSafe(amount, this.toMinorNumber);
+      return Number(divHalfEven(BigInt(amountE4 as bigint | string | number), this.toMinor));
     }
     const { target: targetRate, sourceRate } = this.ratesOn(day, source);
     if (targetRate === undefined || sourceRate === undefined) return null;
@@ -130,10 +138,10 @@ export class MoneyConverter {
       const numerator = amount * Number(targetRate);
       const denominator = Number(sourceRate) * this.toMinorNumber;
       if (Number.isSafeInteger(numerator) && Number.isSafeInteger(denominator) && denominator > 0)
-        return divHalfEvenSafe(numerator, denominator) / this.scale;
+        return divHalfEvenSafe(numerator, denominator);
     }
     const exact = BigInt(amountE4 as bigint | string | number);
-    return Number(divHalfEven(exact * targetRate, sourceRate * this.toMinor)) / this.scale;
+    return Number(divHalfEven(exact * targetRate, sourceRate * this.toMinor));
   }
 
   /** The target's and `source`'s rates on `day`, looked up again only when either changes. */
