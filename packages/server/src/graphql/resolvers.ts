@@ -8,6 +8,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
 import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
 import { MissingFxRateError, type PageResult, type RecordReads } from "../store/store.js";
+import { keysetSortable } from "../store/walk-memory.js";
 import {
   aggregateQueryOf,
   type Caller,
@@ -107,8 +108,8 @@ async function recordsResolver(
   info: GraphQLResolveInfo,
 ) {
   const fields = plainSelection(info, RECORD_FIELDS);
-  if (fields) {
-    const query = { ...recordsQueryOf(args, context.caller, new Set(fields)), fields };
+  const query = fields ? { ...recordsQueryOf(args, context.caller, new Set(fields)), fields } : null;
+  if (query && keysetSortable(query)) {
     const pages = await withRates(() => context.store.queryRecordsText(query));
     if (pages) {
       const key = String(info.path.key);
