@@ -114,10 +114,10 @@ export function withPageCache<S extends RecordReads & DataGeneration>(
       const pageQuery = { ...query, page: { ...query.page, page: query.page.page + index } };
       const pageKey = keyOf(generation, "text", pageQuery);
       if (index > 0 && (pages.has(pageKey) || textInFlight.has(pageKey))) continue;
-      // A page the batch did not reach (or a failed batch) is read on its own if it is asked.
+      // A page past the batch is past the data's end: null sends its request down the object
+      // path, which answers the empty page. After a failed batch, a page is read on its own.
       const alone = () => store.queryRecordsText(pageQuery, 1).then((list) => list?.[0] ?? null);
-      const reading =
-        index === 0 ? asked : batch.then((list) => (list === null ? null : (list[index] ?? alone())), alone);
+      const reading = index === 0 ? asked : batch.then((list) => list?.[index] ?? null, alone);
       const settled = reading.then(
         (page) => {
           textInFlight.delete(pageKey);
