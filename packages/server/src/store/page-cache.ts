@@ -114,10 +114,15 @@ export function withPageCache<S extends RecordReads & DataGeneration>(
       const pageQuery = { ...query, page: { ...query.page, page: query.page.page + index } };
       const pageKey = keyOf(generation, "text", pageQuery);
       if (index > 0 && (pages.has(pageKey) || textInFlight.has(pageKey))) continue;
-      // A page past the batch is past the data's end: null sends its request down the object
-      // path, which answers the empty page. After a failed batch, a page is read on its own.
-      const alone = () => store.queryRecordsText(pageQuery, 1).then((list) => list?.[0] ?? null);
-      const reading = index === 0 ? asked : batch.then((list) => list?.[index] ?? null, alone);
+      // A page past the batch is past the data's end, and a failed batch read nothing: null
+      // sends a request for such a page down the object path, which answers it on its own.
+      const reading =
+        index === 0
+          ? asked
+          : batch.then(
+              (list) => list?.[index] ?? null,
+              () => null,
+            );
       const settled = reading.then(
         (page) => {
           textInFlight.delete(pageKey);
