@@ -211,7 +211,8 @@ export async function readRecordsText(
   if (walk) walk.dataVersion = dataVersion;
   const { page, pageSize } = query.page;
   const left = count.total - (page - 1) * pageSize;
-  if (left <= 0) return [{ json: Buffer.from("[]"), rows: 0, totalCount: count.total, dataVersion }];
+  const empty: TextPage = { json: Buffer.from("[]"), rows: 0, totalCount: count.total, dataVersion };
+  if (left <= 0) return [empty];
   const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
   const after = walk?.boundaries.get(page - 1) ?? null;
   const offset = after !== null ? 0 : (page - 1) * pageSize;
@@ -222,13 +223,12 @@ export async function readRecordsText(
   });
   const table = await reader.run(plan);
   const read = Number(table.value(0, 0) ?? 0);
-  const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const text = table.value(0, 1) ?? "";
   const cut = textPages(typeof text === "string" ? Buffer.from(text) : (text as Uint8Array), read, {
     fields: query.fields,
     columns: plan.columns,
     currency: query.currency,
-    money: selectsMoney ? new MoneyConverter(query.currency, await rates()) : null,
+    money: recordsNeedRates(query) ? new MoneyConverter(query.currency, await rates()) : null,
     pageSize,
   });
   if (cut === null) return null;
@@ -240,9 +240,7 @@ export async function readRecordsText(
     totalCount: count.total,
     dataVersion,
   }));
-  return answered.length > 0
-    ? answered
-    : [{ json: Buffer.from("[]"), rows: 0, totalCount: count.total, dataVersion }];
+  return answered.length > 0 ? answered : [empty];
 }
 
 /** A keyset page's result and plan. */
