@@ -293,7 +293,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       await admin("/admin/grants/remove", { brandId: "brand-globex", markets: ["JP"] });
       const after = await changes(whole(), dataVersion, "app-globex-bi", "brand-globex");
       assert.equal(after.fullResyncRequired, true);
-      assert.equal(after.reason, "the brand's grants changed: removed markets JP");
+      assert.equal(after.reason, "the brand's grants changed: removed markets or data sources");
       assert.equal(after.days.length, DAYS);
       // Another brand's clients are not affected.
       const acme = await changes(whole(), null);
