@@ -321,11 +321,16 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
       })) {
         for (const record of page.rows) byDate.get(record.date)?.push(record);
       }
+      // The batch's answers are validated: record its days as the mirror's (pending: no version)
+      // before their files are written, so that a run killed meanwhile leaves files the state
+      // names, which the next run rewrites or removes.
+      for (const date of run.dates) state.days[date] ??= { dataVersion: "", rows: 0 };
+      await writeMirrorState(dir, state);
       for (const date of run.dates) {
         const dayRows = byDate.get(date)!.sort(byRecordId);
         if (dayRows.length === 0) {
           // Emptied since it was listed: the next run will not list it either.
-          if (state.days[date]) await removeDayFiles(dir, date, format);
+          await removeDayFiles(dir, date, format);
           delete state.days[date];
         } else {
           bytes += await writeDay(dir, date, format, rawCsv, dayRows);
