@@ -616,7 +616,8 @@ export function planDataVersion(scope: RowScope, dialect: SqlDialect): PlannedDa
 /**
  * Plans a brand's readiness facts for a processing date (CONTRACT §3 rule 8): whether it is
  * published, the last publish, and the last day with records inside the grants (NULL without
- * grants: no rows are readable).
+ * grants: no rows are readable). The last day is read from `day_row_counts` (data-versions.ts),
+ * a row per day, market and data source, never from the records: its cost does not grow with them.
  */
 export function planReadiness(
   brandId: string,
@@ -632,7 +633,7 @@ export function planReadiness(
   const lastProcessed = `(SELECT ${dialect.instant("max(published_at)")} FROM publishes
     WHERE brand_id = ${bind(brandId)}) AS last_processed_at`;
   const availableThrough = granted
-    ? `(SELECT ${dialect.formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}
+    ? `(SELECT ${dialect.formatDate("max(date)")} FROM day_row_counts WHERE brand_id = ${bind(brandId)}
         AND market IN (${grants.markets.map(bind).join(", ")})
         AND data_source IN (${grants.dataSources.map(bind).join(", ")}))`
     : "CAST(NULL AS VARCHAR)";
@@ -642,16 +643,19 @@ export function planReadiness(
   };
 }
 
-/** Plans a brand's data at a glance: its rows, first and last day, and last publish. */
+/**
+ * Plans a brand's data at a glance: its rows, first and last day (from `day_row_counts`, not the
+ * records), and last publish.
+ */
 export function planDataStatus(brandId: string, dialect: SqlDialect): PlannedSql {
   const statement = new Statement(dialect);
   const { bind } = statement;
   const { formatDate, instant } = dialect;
   return {
     sql: `SELECT
-      (SELECT count(*) FROM records WHERE brand_id = ${bind(brandId)}) AS rows,
-      (SELECT ${formatDate("min(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS first_day,
-      (SELECT ${formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS last_day,
+      (SELECT coalesce(sum(rows), 0) FROM day_row_counts WHERE brand_id = ${bind(brandId)}) AS rows,
+      (SELECT ${formatDate("min(date)")} FROM day_row_counts WHERE brand_id = ${bind(brandId)}) AS first_day,
+      (SELECT ${formatDate("max(date)")} FROM day_row_counts WHERE brand_id = ${bind(brandId)}) AS last_day,
       (SELECT ${instant("published_at")} FROM publishes WHERE brand_id = ${bind(brandId)}
         ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
       (SELECT ${formatDate("max(processing_date)")} FROM publishes WHERE brand_id = ${bind(brandId)})
