@@ -27,6 +27,7 @@ import type {
   RowScope,
   SortEntry,
 } from "./query-request.js";
+import { ROLLUP_TABLE } from "./record-rollup.js";
 import { currencyLiteral, type SqlDialect } from "./sql-dialect.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
@@ -147,6 +148,34 @@ function whereClause(scope: RowScope, statement: Statement): string {
   if (scope.channels) inList("r.channel", scope.channels);
   if (scope.campaignIds) inList("r.campaign_id", scope.campaignIds);
   return conditions.join(" AND ");
+}
+
+/**
+ * Where a plan reads rows of the scope from: the records, or the record rollup (record-rollup.ts)
+ * when nothing it reads names a campaign or a record, for it holds every other column of the
+ * records summed per (brand, day, market, data source, channel, currency). Both have the columns
+ * `whereClause`, the dimensions and the metric sums read; `count` counts the records its rows
+ * stand for.
+ */
+interface RowSource {
+  table: string;
+  count: string;
+}
+
+const RECORDS: RowSource = { table: "records", count: "count(*)" };
+const ROLLUP: RowSource = { table: ROLLUP_TABLE, count: "sum(r.rows)" };
+
+/**
+ * The source of a plan over `scope`: the rollup unless the scope filters campaigns or the plan
+ * reads a campaign or record column (`readsRecords`). The one place that decides it.
+ */
+function rowSourceOf(scope: RowScope, readsRecords: boolean): RowSource {
+  return readsRecords || scope.campaignIds !== null ? RECORDS : ROLLUP;
+}
+
+/** The source of an aggregate's rows: the records when it groups by campaign. */
+function aggregateSource(query: AggregateQuery): RowSource {
+  return rowSourceOf(query.scope, query.groupBy.includes("CAMPAIGN_ID"));
 }
 
 /** The currency a plan converts to: checked once, before any of its SQL is written. */
@@ -450,9 +479,10 @@ export function planRecordsText(
 export function planRecordsDayCurrencies(query: RecordsQuery, dialect: SqlDialect): PlannedSql {
   const statement = new Statement(dialect);
   const where = whereClause(query.scope, statement);
+  const source = rowSourceOf(query.scope, false);
   return {
-    sql: `SELECT ${dialect.formatDate("r.date")} AS day, r.currency, count(*) AS n FROM records r WHERE ${where}
-      GROUP BY r.date, r.currency ORDER BY r.date`,
+    sql: `SELECT ${dialect.formatDate("r.date")} AS day, r.currency, ${source.count} AS n
+      FROM ${source.table} r WHERE ${where} GROUP BY r.date, r.currency ORDER BY r.date`,
     params: statement.params,
   };
 }
@@ -476,10 +506,11 @@ export function planFxRates(dialect: SqlDialect): PlannedSql {
 export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): PlannedCount {
   const target = targetOf(query.currency);
   const statement = new Statement(dialect);
+  const source = rowSourceOf(query.scope, false);
   if (!recordsNeedRates(query)) {
     const where = whereClause(query.scope, statement);
     return {
-      sql: `SELECT count(*) AS total, ${NO_MISSING_RATE} FROM records r WHERE ${where}`,
+      sql: `SELECT coalesce(${source.count}, 0) AS total, ${NO_MISSING_RATE} FROM ${source.table} r WHERE ${where}`,
       params: statement.params,
     };
   }
@@ -488,7 +519,8 @@ export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): Plan
   const joins = rateJoins(target, statement);
   return {
     sql: `WITH ${rates},
-      pairs AS (SELECT r.currency, r.date, count(*) AS n FROM records r WHERE ${where} GROUP BY r.currency, r.date)
+      pairs AS (SELECT r.currency, r.date, ${source.count} AS n FROM ${source.table} r WHERE ${where}
+        GROUP BY r.currency, r.date)
       ${countColumns(`SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(target, dialect)} AS sample
       FROM pairs r ${joins}`)}`,
     params: statement.params,
@@ -512,12 +544,14 @@ function totalExpression(metric: Metric, target: Target, dialect: SqlDialect): s
  * a rate, so converting their sum is converting each row (multiplication distributes). Then each
  * partial sum is converted (exact, half-even to 10⁻⁸), the partials are summed per group and the
  * total rounded half-even to the currency's minor unit. The group count and the missing-rate check
- * ride along as window functions.
+ * ride along as window functions. Not grouped by campaign, the first step sums the record rollup's
+ * rows, already summed per currency and day, instead of the records (`rowSourceOf`).
  */
 export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): PlannedAggregatePage {
   const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
+  const source = aggregateSource(query);
   const ctes: string[] = withRates ? [dayRatesCte(query.scope, statement)] : [];
   const groups = query.groupBy.map((dimension, index) => ({
     dimension,
@@ -530,7 +564,7 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): P
   ctes.push(`partial AS (
     SELECT ${partialKeys.join(", ")}, sum(r.impressions) AS impressions, sum(r.clicks) AS clicks,
       sum(r.conversions_e4) AS conversions_e4, sum(r.spend_e4) AS spend_e4, sum(r.revenue_e4) AS revenue_e4
-    FROM records r WHERE ${where} GROUP BY ${partialGroupBy.join(", ")})`);
+    FROM ${source.table} r WHERE ${where} GROUP BY ${partialGroupBy.join(", ")})`);
 
   const columns: string[] = [];
   const fields: string[] = [];
@@ -578,7 +612,7 @@ export function planAggregateCount(query: AggregateQuery, dialect: SqlDialect): 
   const groupBy = query.groupBy.map((dimension) => dimensionGroup(dimension, dialect)).join(", ");
   return {
     sql: `SELECT count(*) AS total, ${NO_MISSING_RATE}
-      FROM (SELECT 1 FROM records r WHERE ${where} GROUP BY ${groupBy}) groups`,
+      FROM (SELECT 1 FROM ${aggregateSource(query).table} r WHERE ${where} GROUP BY ${groupBy}) groups`,
     params: statement.params,
   };
 }
@@ -592,7 +626,7 @@ export function planAggregateMissingRate(query: AggregateQuery, dialect: SqlDial
   const where = whereClause(query.scope, statement);
   return {
     sql: `${cte} ${countColumns(`SELECT 0 AS total, ${missingRateSample(target, dialect)} AS sample
-      FROM records r ${joins} WHERE ${where}`)}`,
+      FROM ${aggregateSource(query).table} r ${joins} WHERE ${where}`)}`,
     params: statement.params,
   };
 }
