@@ -11,9 +11,9 @@ import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "pg";
 import { addDays } from "../packages/server/dist/src/calendar.js";
-import { FxHistory, MoneyConverter } from "../packages/server/dist/src/store/record-money.js";
 import { planFxRates, planRecordsPage } from "../packages/server/dist/src/store/query-planner.js";
 import { RECORD_FIELDS } from "../packages/server/dist/src/store/query-request.js";
+import { FxHistory, MoneyConverter } from "../packages/server/dist/src/store/record-money.js";
 import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
 
 const { values } = parseArgs({
