@@ -48,21 +48,21 @@ export interface SortBoundary {
 }
 
 /**
- * A records page of the day sort read as a keyset page (store/walk-memory.ts): after the fields'
- * columns, the day and record id of each row (the page's boundary is its last row's), and, with
- * `after`, only rows past the previous page's boundary, so no earlier row is read and dropped.
+ * Where a records page starts: after `after` (the previous page's boundary, day sort only: the
+ * engine reads no earlier row) or, without one, at the page's offset in the sort order.
  */
-export interface KeysetPage {
+export interface PagePosition {
   after: SortBoundary | null;
 }
 
 /**
- * A planned keyset page: the columns holding each row's boundary. Its `spend` and `revenue`
- * columns hold the stored amounts (ten-thousandths, source currency, named by the
- * `sourceCurrency` column), converted by the caller with the range's day rates
- * (record-money.ts): the page then reads no rate table and does no wide arithmetic per row.
+ * A planned records page: after the fields' columns, each row's day and record id (the page's
+ * boundary is its last row's) and source currency. Its `spend` and `revenue` columns hold the
+ * stored amounts (ten-thousandths, source currency), converted by the caller with the FX history
+ * (record-money.ts, the one place output money is converted): the page reads no rate table, nor
+ * does wide arithmetic per row, unless it is sorted by money.
  */
-export interface PlannedKeysetPage extends PlannedPage {
+export interface PlannedRecordsPage extends PlannedPage {
   boundaryColumns: { date: number; recordId: number };
   sourceCurrencyColumn: number;
 }
@@ -332,24 +332,22 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
 };
 
 /**
- * Plans one page of `marketingRecords`: the inner query cuts the page (Top-N over the matching
- * rows, reading only the columns needed and the sort keys); the outer query formats and converts
- * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
+ * Plans one page of `marketingRecords`, for every sort: the inner query cuts the page (Top-N over
+ * the matching rows, reading only the columns needed and the sort keys), the outer query formats
+ * just the page's rows. Money is converted in SQL only as a sort key; the output's amounts are the
+ * stored ones (`PlannedRecordsPage`). Converting the output in JavaScript instead measured 0.46–1.08×
+ * the time of converting it in SQL (docs/architecture.md, "Money").
  */
-export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): PlannedPage;
 export function planRecordsPage(
   query: RecordsQuery,
   dialect: SqlDialect,
-  keyset: KeysetPage,
-): PlannedKeysetPage;
-export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset?: KeysetPage): PlannedPage {
+  position: PagePosition,
+): PlannedRecordsPage {
   const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
-  // A keyset page (the day sort) leaves money as stored: its caller converts it.
-  const convertsMoney = selectsMoney && !keyset;
-  const ctes: string[] = convertsMoney || sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
+  const ctes: string[] = sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
   const sourceColumns = new Set(["record_id", "date"]);
   for (const field of query.fields)
     for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
@@ -359,7 +357,8 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   }));
   const innerJoins = sortsByMoney ? rateJoins(target, statement) : "";
   let where = whereClause(query.scope, statement);
-  if (keyset?.after) where += ` AND ${pastBoundary(keyset.after, query.sort[0]!.direction, statement)}`;
+  const { after } = position;
+  if (after) where += ` AND ${pastBoundary(after, query.sort[0]!.direction, statement)}`;
   const innerSelect = [
     ...[...sourceColumns].map((column) => `r.${column}`),
     ...sortKeys.map((key) => key.expression),
@@ -368,7 +367,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   const orderBy = (qualifier: string) =>
     [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
   const limit = statement.bind(query.page.pageSize);
-  const offset = statement.bind(keyset?.after ? 0 : (query.page.page - 1) * query.page.pageSize);
+  const offset = statement.bind(after ? 0 : (query.page.page - 1) * query.page.pageSize);
   ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
     ORDER BY ${orderBy("")} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))`);
 
@@ -377,32 +376,25 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   for (const field of query.fields) {
     if (field === "currency") continue;
     fields.push(field);
-    if ((field === "spend" || field === "revenue") && keyset) {
-      columns.push(`r.${MONEY_COLUMNS[field]}`);
-    } else if (field === "spend" || field === "revenue") {
-      columns.push(money(convertedMinor(MONEY_COLUMNS[field], target, dialect), target, dialect));
-    } else {
-      columns.push(recordColumn(field, dialect));
-    }
+    columns.push(
+      field === "spend" || field === "revenue" ? `r.${MONEY_COLUMNS[field]}` : recordColumn(field, dialect),
+    );
   }
   if (columns.length === 0) {
     columns.push("r.record_id");
     fields.push("recordId");
   }
-  // Only converted output needs the rates again; a page sorted by money alone has its order already.
-  const outerJoins = convertsMoney ? rateJoins(target, statement) : "";
   const boundaryColumns = { date: columns.length, recordId: columns.length + 1 };
   const sourceCurrencyColumn = columns.length + 2;
-  if (keyset) columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
+  columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
-  const planned = {
-    sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
+  return {
+    sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ORDER BY ${orderBy("r.")}`,
     params: statement.params,
     fields,
+    boundaryColumns,
+    sourceCurrencyColumn,
   };
-  if (!keyset) return planned;
-  const keysetPlan: PlannedKeysetPage = { ...planned, boundaryColumns, sourceCurrencyColumn };
-  return keysetPlan;
 }
 
 /**
@@ -495,35 +487,6 @@ export function planFxRates(dialect: SqlDialect): PlannedSql {
   return {
     sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM fx_rates ORDER BY currency, date`,
     params: [],
-  };
-}
-
-/**
- * Plans the count of `marketingRecords` rows, with the missing-rate check when money is read. The
- * check needs each (currency, day) of the rows once, not each row: rows are counted per pair
- * first, and only the pairs (at most currencies × days) meet the rate table.
- */
-export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): PlannedCount {
-  const target = targetOf(query.currency);
-  const statement = new Statement(dialect);
-  const source = rowSourceOf(query.scope, false);
-  if (!recordsNeedRates(query)) {
-    const where = whereClause(query.scope, statement);
-    return {
-      sql: `SELECT coalesce(${source.count}, 0) AS total, ${NO_MISSING_RATE} FROM ${source.table} r WHERE ${where}`,
-      params: statement.params,
-    };
-  }
-  const rates = dayRatesCte(query.scope, statement);
-  const where = whereClause(query.scope, statement);
-  const joins = rateJoins(target, statement);
-  return {
-    sql: `WITH ${rates},
-      pairs AS (SELECT r.currency, r.date, ${source.count} AS n FROM ${source.table} r WHERE ${where}
-        GROUP BY r.currency, r.date)
-      ${countColumns(`SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(target, dialect)} AS sample
-      FROM pairs r ${joins}`)}`,
-    params: statement.params,
   };
 }
 
