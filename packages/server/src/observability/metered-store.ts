@@ -4,14 +4,9 @@
  * (throttled) while the database does not answer. It wraps any engine without knowing its
  * methods, so a method added to `Store` is metered too, and keeps its capabilities.
  */
-import { MissingFxRateError, RecordIdConflictError, StoreUnavailableError } from "../store/store.js";
+import { isExpectedStoreError, StoreUnavailableError } from "../store/store-errors.js";
 import type { ServiceMetrics, StoreErrorKind } from "./metrics.js";
 import { safeReason, ThrottledWarning, type WarningLogger } from "./throttled-warning.js";
-
-/** Errors that are answers, not failures: a missing FX rate, a load's clashing record ids. */
-function isExpected(error: unknown): boolean {
-  return error instanceof MissingFxRateError || error instanceof RecordIdConflictError;
-}
 
 function kindOf(error: unknown): StoreErrorKind {
   return error instanceof StoreUnavailableError ? "unavailable" : "other";
@@ -48,7 +43,7 @@ export function meteredStore<S extends object>(store: S, metrics: ServiceMetrics
             outage.recovered("the store answers again");
             return result;
           } catch (error) {
-            if (!isExpected(error)) {
+            if (!isExpectedStoreError(error)) {
               const kind = kindOf(error);
               metrics.storeErrors.inc({ kind });
               if (kind === "unavailable")
