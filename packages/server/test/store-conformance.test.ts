@@ -729,6 +729,54 @@ for (const engine of ENGINES) {
         );
     });
 
+    it("walks any sort page after page from each page's boundary, with the single page's answer", async () => {
+      const sorts: RecordsQuery["sort"][] = [
+        [{ field: "SPEND", direction: "DESC" }],
+        [{ field: "REVENUE", direction: "ASC" }],
+        [
+          { field: "CAMPAIGN_ID", direction: "ASC" },
+          { field: "CLICKS", direction: "DESC" },
+        ],
+        [
+          { field: "MARKET", direction: "DESC" },
+          { field: "DATE_DAY", direction: "ASC" },
+        ],
+        [{ field: "CONVERSIONS", direction: "ASC" }],
+        [{ field: "CHANNEL", direction: "DESC" }],
+      ];
+      for (const sort of sorts) {
+        for (const currency of ["GBP", "JPY"] as const) {
+          const fields: RecordField[] = ["recordId", "spend", "campaignId"];
+          const whole = await store.queryRecords(
+            recordsQuery("cf-query", { sort, currency, fields, page: { page: 1, pageSize: 100 } }),
+          );
+          const walked: Record<string, unknown>[] = [];
+          // Each page after the first continues from the one before (its sort keys, ties included).
+          for (let page = 1; page <= 4; page += 1) {
+            const result = await store.queryRecords(
+              recordsQuery("cf-query", { sort, currency, fields, page: { page, pageSize: 2 } }),
+            );
+            assert.equal(result.totalCount, 7);
+            walked.push(...result.rows);
+          }
+          assert.deepEqual(walked, whole.rows, `${JSON.stringify(sort)} in ${currency}`);
+          // Page 3 of a walk not begun (other fields: no boundary before it) reads its offset.
+          const third = await store.queryRecords(
+            recordsQuery("cf-query", {
+              sort,
+              currency,
+              fields: [...fields, "clicks"],
+              page: { page: 3, pageSize: 2 },
+            }),
+          );
+          assert.deepEqual(
+            third.rows.map((row) => row["recordId"]),
+            whole.rows.slice(4, 6).map((row) => row["recordId"]),
+          );
+        }
+      }
+    });
+
     it("answers a walk's next page from the new data when a load lands between two pages", async () => {
       const brandId = "cf-walk";
       const days = ["2021-03-01", "2021-03-02", "2021-03-03"];

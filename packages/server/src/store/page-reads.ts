@@ -26,10 +26,10 @@ import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult } from "./store.js";
 import {
   type DayCount,
-  keysetSortable,
   type PageBoundary,
   pageDays,
   rememberBoundary,
+  sortedByDayAlone,
   type Walk,
   type WalkCount,
   type WalkMemory,
@@ -187,7 +187,7 @@ export async function readRecordsText(
   walks: WalkMemory,
   pages: number,
 ): Promise<TextPage[] | null> {
-  if (!keysetSortable(query)) return null;
+  if (!sortedByDayAlone(query)) return null;
   const generation = await reader.generation();
   const walk = generation === null ? null : walks.walkOf(generation, query);
   const rates = walkRates(reader, walks, generation);
@@ -236,9 +236,9 @@ interface PageRead {
 }
 
 /**
- * A records page. Of the day sort, it is read from the previous page's boundary when the walk
- * served that page, over the few days the page can span, and its own boundary is remembered;
- * under any other sort, at its offset.
+ * A records page, under any sort: from the previous page's boundary when the walk served that
+ * page (a Top-N of the rows past it, no offset), else at its offset (one Top-N); its own boundary
+ * is remembered for the next. Sorted by the day alone, it reads only the days it can span.
  */
 async function readPageRows(
   reader: SnapshotReader,
@@ -246,18 +246,14 @@ async function readPageRows(
   walk: Walk | null,
   days: readonly DayCount[],
 ): Promise<PageRead> {
-  if (!keysetSortable(query)) {
-    const plan = planRecordsPage(query, reader.dialect, { after: null });
-    return { table: await reader.run(plan), plan };
-  }
   const after = walk?.boundaries.get(query.page.page - 1) ?? null;
-  const narrowed = narrowToPage(query, days, after, query.page.pageSize);
+  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, days, after, query.page.pageSize) : query;
   const plan = planRecordsPage(narrowed, reader.dialect, { after });
   const table = await reader.run(plan);
   if (walk && table.rowCount > 0) {
     const last = table.rowCount - 1;
     rememberBoundary(walk, query.page.page, {
-      date: String(table.value(last, plan.boundaryColumns.date)),
+      keys: plan.sortKeyColumns.map((column) => String(table.value(last, column))),
       recordId: String(table.value(last, plan.boundaryColumns.recordId)),
     });
   }

@@ -41,15 +41,19 @@ export interface PlannedPage extends PlannedSql {
   fields: string[];
 }
 
-/** Where a records page of the day sort ended: the last row's day (`YYYY-MM-DD`) and record id. */
+/**
+ * Where a records page ended in its sort order: its last row's sort keys, as text (`sortKeyText`:
+ * a day as `YYYY-MM-DD`, a number as its integer digits, money as the converted minor units the
+ * engine ordered by), and its record id, the final tie-break.
+ */
 export interface SortBoundary {
-  date: string;
+  keys: string[];
   recordId: string;
 }
 
 /**
- * Where a records page starts: after `after` (the previous page's boundary, day sort only: the
- * engine reads no earlier row) or, without one, at the page's offset in the sort order.
+ * Where a records page starts: after `after` (the previous page's boundary, under any sort: the
+ * engine reads no earlier row, a Top-N without an offset) or, without one, at the page's offset.
  */
 export interface PagePosition {
   after: SortBoundary | null;
@@ -65,6 +69,8 @@ export interface PagePosition {
 export interface PlannedRecordsPage extends PlannedPage {
   boundaryColumns: { date: number; recordId: number };
   sourceCurrencyColumn: number;
+  /** Each sort key's column, as boundary text (`SortBoundary.keys`). */
+  sortKeyColumns: number[];
 }
 
 /**
@@ -358,7 +364,7 @@ export function planRecordsPage(
   const innerJoins = sortsByMoney ? rateJoins(target, statement) : "";
   let where = whereClause(query.scope, statement);
   const { after } = position;
-  if (after) where += ` AND ${pastBoundary(after, query.sort[0]!.direction, statement)}`;
+  if (after) where += ` AND ${pastBoundary(query.sort, after, target, statement)}`;
   const innerSelect = [
     ...[...sourceColumns].map((column) => `r.${column}`),
     ...sortKeys.map((key) => key.expression),
@@ -387,6 +393,10 @@ export function planRecordsPage(
   const boundaryColumns = { date: columns.length, recordId: columns.length + 1 };
   const sourceCurrencyColumn = columns.length + 2;
   columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
+  const sortKeyColumns = query.sort.map((entry, index) => {
+    columns.push(sortKeyText(entry.field, `r.k${index}`, dialect));
+    return columns.length - 1;
+  });
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ORDER BY ${orderBy("r.")}`,
@@ -394,18 +404,68 @@ export function planRecordsPage(
     fields,
     boundaryColumns,
     sourceCurrencyColumn,
+    sortKeyColumns,
   };
 }
 
+/** A sort key's value (`key`, the inner query's `k` column) as the text a boundary holds. */
+function sortKeyText(field: RecordSortField, key: string, dialect: SqlDialect): string {
+  switch (field) {
+    case "DATE_DAY":
+      return dialect.formatDate(key);
+    case "MARKET":
+    case "DATA_SOURCE":
+    case "CHANNEL":
+    case "CAMPAIGN_ID":
+      return key;
+    default:
+      return `CAST(${key} AS VARCHAR)`;
+  }
+}
+
+/** A boundary's text of a sort key bound back as the key's type. */
+function sortKeyValue(field: RecordSortField, placeholder: string, dialect: SqlDialect): string {
+  switch (field) {
+    case "DATE_DAY":
+      return `CAST(${placeholder} AS DATE)`;
+    case "MARKET":
+    case "DATA_SOURCE":
+    case "CHANNEL":
+    case "CAMPAIGN_ID":
+      return `CAST(${placeholder} AS VARCHAR)`;
+    case "SPEND":
+    case "REVENUE":
+      return `CAST(${placeholder} AS ${dialect.wideInteger})`;
+    default:
+      return `CAST(${placeholder} AS BIGINT)`;
+  }
+}
+
 /**
- * Rows after `boundary` in the day sort (`direction`, then record id ascending). The plain day
- * bound comes first so that the engine can prune by it (zone maps, an index range).
+ * Rows after `boundary` in the order of `sort` (each key in its direction, then record id
+ * ascending): past the first key, or equal to it and past the rest, and so on. The plain bound of
+ * the first key comes first so that the engine can prune by it (zone maps, an index range).
  */
-function pastBoundary(boundary: SortBoundary, direction: "ASC" | "DESC", statement: Statement): string {
-  const { bind } = statement;
-  const [inclusive, strict] = direction === "DESC" ? ["<=", "<"] : [">=", ">"];
-  return `r.date ${inclusive} CAST(${bind(boundary.date)} AS DATE)
-    AND (r.date ${strict} CAST(${bind(boundary.date)} AS DATE) OR r.record_id > ${bind(boundary.recordId)})`;
+function pastBoundary(
+  sort: readonly SortEntry<RecordSortField>[],
+  boundary: SortBoundary,
+  target: Target,
+  statement: Statement,
+): string {
+  const { bind, dialect } = statement;
+  const keys = sort.map((entry, index) => ({
+    expression: recordSortKey(entry.field, target, dialect),
+    value: () => sortKeyValue(entry.field, bind(boundary.keys[index]!), dialect),
+    ...(entry.direction === "DESC" ? { inclusive: "<=", strict: "<" } : { inclusive: ">=", strict: ">" }),
+  }));
+  // Placeholders are bound in the order they appear in the text (template parts evaluate in order).
+  const past = (index: number): string => {
+    const key = keys[index];
+    if (key === undefined) return `r.record_id > ${bind(boundary.recordId)}`;
+    return `(${key.expression} ${key.strict} ${key.value()} OR (${key.expression} = ${key.value()} AND ${past(index + 1)}))`;
+  };
+  const first = keys[0]!;
+  return `${first.expression} ${first.inclusive} ${first.value()} AND ${past(0)}`;
 }
 
 /** Separates the values of a planned text page (`planRecordsText`), within and between rows. */
@@ -440,7 +500,8 @@ export function planRecordsText(
     (column) => column !== "record_id" && column !== "date" && column !== "currency",
   );
   let where = whereClause(query.scope, statement);
-  if (window.after) where += ` AND ${pastBoundary(window.after, direction, statement)}`;
+  if (window.after)
+    where += ` AND ${pastBoundary(query.sort, window.after, targetOf(query.currency), statement)}`;
   const order = `r.date ${direction}, r.record_id ASC`;
   const limit = statement.bind(window.rows);
   const offset = statement.bind(window.offset);
