@@ -16,6 +16,7 @@
  */
 import type { SnapshotReader } from "./page-reads.js";
 import type { PlannedSql } from "./query-planner.js";
+import { rollUpLoad } from "./record-rollup.js";
 import { type ReplaceScope, replacedBy } from "./replace-scope.js";
 import { narrowingChanged } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
@@ -110,7 +111,8 @@ export async function nextVersion(run: SqlRun): Promise<bigint> {
 
 /**
  * After a load replaced the brand's rows of every day in `staging` (or of every (day, data
- * source) in it): stamps those days with a new version and recounts their rows.
+ * source) in it): stamps those days with a new version, recounts their rows and rolls them up
+ * again (record-rollup.ts).
  */
 export async function stampLoad(
   run: SqlRun,
@@ -133,6 +135,7 @@ export async function stampLoad(
       SELECT CAST($1 AS VARCHAR), date, market, data_source, count(*) FROM ${staging} GROUP BY date, market, data_source`,
     [brandId],
   );
+  await rollUpLoad(run, load);
   return version;
 }
 
