@@ -1,17 +1,23 @@
 /**
  * Data versions (CONTRACT §6): every change of what a brand can read is stamped, in the write's
- * own transaction, with the next value of the region's `data_generation` counter.
+ * own transaction, with the next value of that brand's own counter (`brand_versions`), so that a
+ * brand's versions say nothing of other brands' activity: between two of its versions lie exactly
+ * its own changes.
  *
  * - a load stamps each day it replaces (`day_versions`) and refreshes the day's row counts per
  *   market and data source (`day_row_counts`), so that changes are answered without reading
  *   records;
- * - an FX load that changes a rate stamps the earliest date whose conversions change
- *   (`fx_versions`): every day from there on reads differently;
+ * - an FX load that changes a rate stamps, for every brand and from each brand's own counter, the
+ *   earliest date whose conversions change (`brand_fx_versions`): every day from there on reads
+ *   differently;
  * - a grant change (the brand's) or a narrowing change (an app's) stamps the scope
  *   (`scope_versions`): a client's copy may now lack or hold rows it should not, so it resyncs.
  *
- * The counter is one row updated inside each write transaction: writers queue on its row lock, so
- * versions are issued in commit order and a reader that saw version V has seen every change ≤ V.
+ * A brand's counter is one row updated inside each write transaction: the brand's writers queue on
+ * its row lock, so its versions are issued in commit order and a reader that saw version V has seen
+ * every change ≤ V of that brand. Every write also bumps the region's `data_generation` (the page
+ * cache's generation, page-cache.ts; never shown to a client), always before a brand's counter, so
+ * that an FX change (every brand's row) and a load (one brand's row) take their locks in one order.
  * Every statement here uses `$n` placeholders and SQL both engines read alike.
  */
 import type { SnapshotReader } from "./page-reads.js";
@@ -73,10 +79,23 @@ export const DATA_VERSION_TABLES = [
     rows BIGINT NOT NULL,
     PRIMARY KEY (brand_id, date, market, data_source)
   )`,
+  // Before versions were per brand: FX changes stamped from the region's counter; read once, by
+  // DATA_VERSION_BACKFILL, into brand_fx_versions.
   `CREATE TABLE IF NOT EXISTS fx_versions (
     version BIGINT PRIMARY KEY,
     first_date DATE NOT NULL,
     changed_at_ms BIGINT NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS brand_fx_versions (
+    brand_id VARCHAR NOT NULL,
+    version BIGINT NOT NULL,
+    first_date DATE NOT NULL,
+    changed_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (brand_id, version)
+  )`,
+  `CREATE TABLE IF NOT EXISTS brand_versions (
+    brand_id VARCHAR PRIMARY KEY,
+    version BIGINT NOT NULL
   )`,
   `CREATE TABLE IF NOT EXISTS scope_versions (
     brand_id VARCHAR NOT NULL,
@@ -86,6 +105,25 @@ export const DATA_VERSION_TABLES = [
     changed_at_ms BIGINT NOT NULL,
     PRIMARY KEY (brand_id, version)
   )`,
+];
+
+/**
+ * Makes versions per brand in a store that predates it: each FX change stamped from the region's
+ * counter is copied to every brand (only when no brand has a counter yet, so once), and each brand's
+ * counter starts at the greatest of its stamps, so that its versions keep growing for a client that
+ * stored one. Idempotent: a brand that has a counter keeps it.
+ */
+export const BRAND_VERSION_BACKFILL = [
+  `INSERT INTO brand_fx_versions (brand_id, version, first_date, changed_at_ms)
+    SELECT b.brand_id, f.version, f.first_date, f.changed_at_ms FROM brands b CROSS JOIN fx_versions f
+    WHERE NOT EXISTS (SELECT 1 FROM brand_fx_versions) AND NOT EXISTS (SELECT 1 FROM brand_versions)`,
+  `INSERT INTO brand_versions (brand_id, version)
+    SELECT brand_id, max(version) FROM (
+      SELECT brand_id, version FROM day_versions
+      UNION ALL SELECT brand_id, version FROM scope_versions
+      UNION ALL SELECT brand_id, version FROM brand_fx_versions
+    ) stamps
+    WHERE brand_id NOT IN (SELECT brand_id FROM brand_versions) GROUP BY brand_id`,
 ];
 
 /**
@@ -99,14 +137,26 @@ export const DATA_VERSION_BACKFILL = [
   `INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
     SELECT DISTINCT brand_id, date, (SELECT generation FROM data_generation WHERE id = 1), 0 FROM day_row_counts
     WHERE NOT EXISTS (SELECT 1 FROM day_versions)`,
+  ...BRAND_VERSION_BACKFILL,
 ];
 
-/** Takes the next version (the caller's transaction holds the counter's row until it commits). */
-export async function nextVersion(run: SqlRun): Promise<bigint> {
+/** Bumps the region's data generation (the page cache's; the transaction holds its row). */
+async function bumpGeneration(run: SqlRun): Promise<void> {
+  await run("UPDATE data_generation SET generation = generation + 1 WHERE id = 1");
+}
+
+/**
+ * Takes the brand's next version, after bumping the region's generation (the caller's transaction
+ * holds both rows until it commits).
+ */
+export async function nextVersion(run: SqlRun, brandId: string): Promise<bigint> {
+  await bumpGeneration(run);
   const [row] = await run(
-    "UPDATE data_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation",
+    `INSERT INTO brand_versions (brand_id, version) VALUES ($1, 1)
+      ON CONFLICT (brand_id) DO UPDATE SET version = brand_versions.version + 1 RETURNING version`,
+    [brandId],
   );
-  return BigInt(String(row?.["generation"]));
+  return BigInt(String(row?.["version"]));
 }
 
 /**
@@ -118,7 +168,7 @@ export async function stampLoad(
   run: SqlRun,
   load: { brandId: string; staging: string; replace: ReplaceScope; now: Date },
 ): Promise<bigint> {
-  const version = await nextVersion(run);
+  const version = await nextVersion(run, load.brandId);
   const { brandId, staging } = load;
   await run(
     `INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
@@ -141,27 +191,33 @@ export async function stampLoad(
 
 /**
  * Before FX rates in `staging` (currency, date, rate_e6) are upserted: when any differs from the
- * stored rate, stamps the earliest such date with a new version. Returns the version, or null when
- * no rate changes (then nothing reads differently).
+ * stored rate, stamps the earliest such date for every brand, each with its own next version.
+ * Returns whether a rate changes (when none does, nothing reads differently and nothing is stamped).
  */
 export async function stampFxChange(
   run: SqlRun,
   dialect: SqlDialect,
   change: { staging: string; now: Date },
-): Promise<bigint | null> {
+): Promise<boolean> {
   const [row] = await run(
     `SELECT ${dialect.formatDate("min(s.date)")} AS first_date FROM ${change.staging} s
       LEFT JOIN fx_rates f ON f.currency = s.currency AND f.date = s.date
       WHERE f.rate_e6 IS NULL OR f.rate_e6 <> s.rate_e6`,
   );
   const firstDate = row?.["first_date"];
-  if (typeof firstDate !== "string") return null;
-  const version = await nextVersion(run);
+  if (typeof firstDate !== "string") return false;
+  await bumpGeneration(run);
   await run(
-    "INSERT INTO fx_versions (version, first_date, changed_at_ms) VALUES ($1, CAST($2 AS DATE), CAST($3 AS BIGINT))",
-    [version.toString(), firstDate, change.now.getTime()],
+    `INSERT INTO brand_versions (brand_id, version) SELECT brand_id, 1 FROM brands
+      ON CONFLICT (brand_id) DO UPDATE SET version = brand_versions.version + 1`,
   );
-  return version;
+  await run(
+    `INSERT INTO brand_fx_versions (brand_id, version, first_date, changed_at_ms)
+      SELECT v.brand_id, v.version, CAST($1 AS DATE), CAST($2 AS BIGINT)
+      FROM brand_versions v JOIN brands b ON b.brand_id = v.brand_id`,
+    [firstDate, change.now.getTime()],
+  );
+  return true;
 }
 
 /** Stamps a change of the brand's grants (`appClientId` null) or of one app's narrowing. */
@@ -169,7 +225,7 @@ async function stampScopeChange(
   run: SqlRun,
   change: { brandId: string; appClientId: string | null; reason: string; now: Date },
 ): Promise<bigint> {
-  const version = await nextVersion(run);
+  const version = await nextVersion(run, change.brandId);
   await run(
     `INSERT INTO scope_versions (brand_id, version, app_client_id, reason, changed_at_ms)
       VALUES ($1, CAST($2 AS BIGINT), $3, $4, CAST($5 AS BIGINT))`,
@@ -269,14 +325,15 @@ function placeholders(first: number, count: number): string {
 }
 
 /**
- * The brand's latest version: its latest load, FX change or scope change. This, not the region's
- * counter, is the version a brand is shown (readiness, `marketingDataChanges`): another brand's
- * load never moves it. It only grows (a day's version is only ever raised, scope and FX versions
- * only added), lives in the store, and reads the same on every instance (CONTRACT §6.1).
+ * The brand's latest version: its latest load, FX change or scope change, all stamped from its own
+ * counter. This is the version a brand is shown (readiness, `marketingDataChanges`): another
+ * brand's load never moves it nor shows in the gap between two of its versions. It only grows (a
+ * day's version is only ever raised, scope and FX versions only added), lives in the store, and
+ * reads the same on every instance (CONTRACT §6.1).
  */
 const BRAND_VERSION_SQL = `SELECT
       (SELECT max(version) FROM day_versions WHERE brand_id = $1) AS day_version,
-      (SELECT max(version) FROM fx_versions) AS fx_version,
+      (SELECT max(version) FROM brand_fx_versions WHERE brand_id = $1) AS fx_version,
       (SELECT max(version) FROM scope_versions WHERE brand_id = $1) AS scope_version`;
 
 /** The brand's latest version (`BRAND_VERSION_SQL`). */
@@ -325,8 +382,8 @@ export async function readDataChanges(
   // Columns: date, day version, day changed at, latest FX version reaching it, its time, visible rows.
   const table = await reader.run({
     sql: `SELECT ${reader.dialect.formatDate("d.date")}, d.version, d.changed_at_ms,
-      (SELECT max(f.version) FROM fx_versions f WHERE f.first_date <= d.date),
-      (SELECT max(f.changed_at_ms) FROM fx_versions f WHERE f.first_date <= d.date),
+      (SELECT max(f.version) FROM brand_fx_versions f WHERE f.brand_id = d.brand_id AND f.first_date <= d.date),
+      (SELECT max(f.changed_at_ms) FROM brand_fx_versions f WHERE f.brand_id = d.brand_id AND f.first_date <= d.date),
       (SELECT coalesce(sum(c.rows), 0) FROM day_row_counts c
         WHERE c.brand_id = d.brand_id AND c.date = d.date AND ${visible})
     FROM day_versions d

@@ -657,7 +657,8 @@ export function planAggregateMissingRate(query: AggregateQuery, dialect: SqlDial
 
 /**
  * Plans the data version of a range (`pageInfo.dataVersion`, data-versions.ts): the latest version
- * stamped on one of the brand's days in it, or on an FX change reaching them.
+ * stamped on one of the brand's days in it, or on an FX change reaching them (the brand's own
+ * counter: `<region>.<version>` compares with `marketingDataChanges`' `since`).
  */
 export function planDataVersion(scope: RowScope, dialect: SqlDialect): PlannedDataVersion {
   const statement = new Statement(dialect);
@@ -666,7 +667,8 @@ export function planDataVersion(scope: RowScope, dialect: SqlDialect): PlannedDa
     sql: `SELECT greatest(
       coalesce((SELECT max(version) FROM day_versions WHERE brand_id = ${bind(scope.brandId)}
         AND date BETWEEN CAST(${bind(scope.from)} AS DATE) AND CAST(${bind(scope.to)} AS DATE)), 0),
-      coalesce((SELECT max(version) FROM fx_versions WHERE first_date <= CAST(${bind(scope.to)} AS DATE)), 0))`,
+      coalesce((SELECT max(version) FROM brand_fx_versions WHERE brand_id = ${bind(scope.brandId)}
+        AND first_date <= CAST(${bind(scope.to)} AS DATE)), 0))`,
     params: statement.params,
   };
 }

@@ -5,12 +5,17 @@
  * survive a restart (CONTRACT §6.1); `myAccess` and cached pages stay inside the caller's grants.
  */
 import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { addDays } from "../../src/calendar.js";
 import { CHANGES, changesRegion, engines, READINESS } from "../changes-harness.js";
 
 const RECORDS = `query($c: ID!, $r: DateRangeInput!, $cur: Currency) {
   marketingRecords(clientId: $c, dateRange: $r, currency: $cur, pagination: {pageSize: 5000}) { market dataSource spend currency }
+}`;
+const PAGE_VERSION = `query($c: ID!, $r: DateRangeInput!) {
+  marketingRecords(clientId: $c, dateRange: $r, pagination: {pageSize: 1000}) { recordId }
 }`;
 const MY_ACCESS = "query($c: ID!) { myAccess(clientId: $c) { appClientId markets dataSources } }";
 
@@ -67,15 +72,14 @@ for (const engine of engines()) {
         "brand-globex",
       );
       const globex = await changes(whole(), null, "app-globex-bi", "brand-globex");
-      assert.ok(BigInt(globex.dataVersion.slice(3)) > BigInt(acmeBefore.dataVersion.slice(3)));
       const acmeAfter = await changes(whole(), null);
       assert.equal(acmeAfter.dataVersion, acmeBefore.dataVersion);
       assert.deepEqual(await graphql(READINESS, { c: "brand-acme" }), acmeReadiness);
       assert.deepEqual((await changes(whole(), acmeBefore.dataVersion)).days, []);
-      // Acme's own load moves its version past every version issued before (it only grows).
+      // Acme's own load moves its version past every version it was shown before (it only grows).
       await load("acme.csv", [`a-${day},${day},GB,google_ads,search,c-a,Acme,1,1,1.00,0,1.00,GBP`]);
       const acmeLoaded = await changes(whole(), acmeBefore.dataVersion);
-      assert.ok(BigInt(acmeLoaded.dataVersion.slice(3)) > BigInt(globex.dataVersion.slice(3)));
+      assert.ok(BigInt(acmeLoaded.dataVersion.slice(3)) > BigInt(acmeBefore.dataVersion.slice(3)));
       assert.deepEqual(
         acmeLoaded.days.map((entry) => entry.date),
         [day],
@@ -86,6 +90,60 @@ for (const engine of engines()) {
         (await changes(whole(), null, "app-globex-bi", "brand-globex")).dataVersion,
         globex.dataVersion,
       );
+    });
+
+    it("moves a brand's data version by exactly its own writes, however many loads another brand makes; an FX change moves every brand's", async () => {
+      const version = async (brand: "brand-acme" | "brand-globex") =>
+        BigInt(
+          (
+            await changes(whole(), null, brand === "brand-acme" ? undefined : "app-globex-bi", brand)
+          ).dataVersion.slice(3),
+        );
+      // pageInfo.dataVersion of a page of Acme's whole range, as text (`<region>.<version>`).
+      const page = async () => {
+        const answer = await graphql(PAGE_VERSION, { c: "brand-acme", r: whole() });
+        assert.equal(answer.body["errors"], undefined, JSON.stringify(answer.body));
+        const extensions = answer.body["extensions"] as {
+          pageInfo: { marketingRecords: { dataVersion: string } };
+        };
+        return extensions.pageInfo.marketingRecords.dataVersion;
+      };
+      const globexLoads = async (count: number, from: number) => {
+        for (let index = from; index < from + count; index += 1) {
+          const day = addDays(region.first(), index);
+          await load(
+            "globex.csv",
+            [`g-${day},${day},JP,google_ads,search,c-g,Globex only,1,1,1.00,0,1.00,EUR`],
+            "brand-globex",
+          );
+        }
+      };
+      const start = await version("brand-acme");
+      await globexLoads(3, 10);
+      const day = addDays(region.first(), 4);
+      await load("acme.csv", [`a-${day},${day},GB,google_ads,search,c-a,Acme,1,1,1.00,0,1.00,GBP`]);
+      assert.equal(await version("brand-acme"), start + 1n);
+      assert.equal(BigInt((await page()).slice(3)), start + 1n);
+      await globexLoads(4, 20);
+      await admin("/admin/grants", { brandId: "brand-acme", markets: ["CH"] });
+      assert.equal(await version("brand-acme"), start + 2n);
+      // An FX change moves every brand's version by one, each from its own counter.
+      const globexBefore = await version("brand-globex");
+      const path = join(region.work, "fx-hostile.csv");
+      await writeFile(path, `date,currency,rate\n${region.first()},GBP,0.87654\n`);
+      await admin("/admin/fx", { path });
+      assert.equal(await version("brand-acme"), start + 3n);
+      assert.equal(await version("brand-globex"), globexBefore + 1n);
+      const pageVersion = await page();
+      assert.equal(BigInt(pageVersion.slice(3)), start + 3n);
+      // The page's version and the changes' version are one counter: nothing changed since the page's.
+      assert.deepEqual((await changes(whole(), pageVersion)).days, []);
+      await region.restart();
+      assert.equal(await version("brand-acme"), start + 3n);
+      assert.equal(await version("brand-globex"), globexBefore + 1n);
+      await globexLoads(1, 30);
+      await load("acme.csv", [`a2-${day},${day},GB,google_ads,search,c-a,Acme,2,1,1.00,0,1.00,GBP`]);
+      assert.equal(await version("brand-acme"), start + 4n);
     });
 
     it("keeps myAccess and every page inside a narrowed app's grants, whatever was cached for a wider app or another currency", async () => {

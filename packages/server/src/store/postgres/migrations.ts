@@ -7,6 +7,7 @@
  * A migration, once released, is never edited: a change is a new migration.
  */
 import type { ClientBase } from "pg";
+import { BRAND_VERSION_BACKFILL } from "../data-versions.js";
 import { ROLLUP_BACKFILL, ROLLUP_TABLE_POSTGRES } from "../record-rollup.js";
 import { DIV_HALF_EVEN_FUNCTION } from "../sql-dialect.js";
 
@@ -184,6 +185,29 @@ INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
 `;
 
 /**
+ * Per-brand data versions (store/data-versions.ts): each brand's own counter, and FX changes stamped
+ * for every brand from its counter; FX changes stamped before are copied to every brand and each
+ * counter starts at the greatest of the brand's stamps (BRAND_VERSION_BACKFILL).
+ */
+const BRAND_VERSIONS = `
+CREATE TABLE brand_versions (
+  brand_id text COLLATE "C" PRIMARY KEY,
+  version bigint NOT NULL
+);
+
+CREATE TABLE brand_fx_versions (
+  brand_id text COLLATE "C" NOT NULL,
+  version bigint NOT NULL,
+  first_date date NOT NULL,
+  changed_at_ms bigint NOT NULL,
+  PRIMARY KEY (brand_id, version)
+);
+CREATE INDEX brand_fx_versions_first_date ON brand_fx_versions (brand_id, first_date);
+
+${BRAND_VERSION_BACKFILL.join(";\n")};
+`;
+
+/**
  * The record rollup (store/record-rollup.ts): sums per brand, day, market, data source, channel
  * and currency, which aggregates not grouped by campaign read instead of the records; the records
  * already stored are rolled up.
@@ -198,6 +222,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial_schema", sql: INITIAL_SCHEMA },
   { version: 2, name: "data_versions", sql: DATA_VERSIONS },
   { version: 3, name: "record_rollup", sql: RECORD_ROLLUP },
+  { version: 4, name: "brand_versions", sql: BRAND_VERSIONS },
 ];
 
 /** How a migration is named in reports: `1_initial_schema`. */

@@ -213,8 +213,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
           unique.map((rate) => rate.rateE6.toString()),
         ],
       );
-      const version = await stampFxChange(sqlRun(client), POSTGRES_DIALECT, { staging, now: new Date() });
-      if (version === null) return;
+      const changed = await stampFxChange(sqlRun(client), POSTGRES_DIALECT, { staging, now: new Date() });
+      if (!changed) return;
       await client.query(
         `INSERT INTO fx_rates (currency, date, rate_e6) SELECT currency, date, rate_e6 FROM ${staging}
           ON CONFLICT (currency, date) DO UPDATE SET rate_e6 = excluded.rate_e6`,
