@@ -308,6 +308,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
    * load are planned with its new size and days (autovacuum gets there only after 10% of a
    * partition changed; a plan made without them can be 100× slower). ANALYZE reads a sample of
    * at most 30 000 rows, so this is cheap at any size. Best effort: the load has committed.
+   * The summary tables too: without statistics, readiness's last day scanned every row of the
+   * brand in `day_row_counts` (70 ms at demo scale 30) instead of one backward index probe (0.2 ms).
    */
   private async analyzeBrandPartition(brandId: string): Promise<void> {
     try {
@@ -319,6 +321,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
       if (typeof partition === "string" && /^records_p\d+$/.test(partition)) {
         await this.pool.query({ text: `ANALYZE ${partition}`, ...UNBOUNDED_QUERY });
       }
+      await this.pool.query({ text: "ANALYZE day_row_counts, record_rollup", ...UNBOUNDED_QUERY });
     } catch {
       // Statistics only steer plans; autovacuum will refresh them.
     }
