@@ -164,7 +164,7 @@ export const resolvers = {
       if (since !== null && since > changes.version) {
         throw new MdqError(
           "INVALID_DATA_VERSION",
-          `since (${JSON.stringify(args.since)}) is later than the region's current data version (${dataVersionText(caller.region, changes.version)})`,
+          `since (${JSON.stringify(args.since)}) is later than the brand's current data version (${dataVersionText(caller.region, changes.version)})`,
         );
       }
       return {
