@@ -22,8 +22,6 @@ import {
   type BrandDirectory,
   type Grants,
   type LoadSummary,
-  loadsParquet,
-  type ParquetLoads,
   RecordIdConflictError,
   type RecordLoads,
   type RecordReads,
@@ -105,12 +103,7 @@ function fileRejected(error: unknown): never {
 
 /** The operations of `mdq` on one region. */
 export class RegionAdmin {
-  /** The store's native Parquet loads, when its engine has them (checked once). */
-  private readonly parquetLoads: ParquetLoads | undefined;
-
-  constructor(private readonly options: RegionAdminOptions) {
-    this.parquetLoads = loadsParquet(options.store) ? options.store : undefined;
-  }
+  constructor(private readonly options: RegionAdminOptions) {}
 
   private get store(): RegionAdminStore {
     return this.options.store;
@@ -242,7 +235,7 @@ export class RegionAdmin {
     };
   }
 
-  async load(command: LoadCommand): Promise<LoadSummary> {
+  async load(command: LoadCommand, onReplacing?: () => void): Promise<LoadSummary> {
     const brand = await this.brand(command.brandId);
     const { path, format, mapping } = command;
     const processingDate = command.processingDate ?? this.today();
@@ -251,15 +244,22 @@ export class RegionAdmin {
       ...(mapping ? { mapping } : {}),
     }).catch(fileRejected);
     const origin = { processingDate, source: path, ...(command.replace ? { replace: command.replace } : {}) };
-    const parquet = this.parquetLoads;
-    const handOver = parquet ? await mkdtemp(join(tmpdir(), "mdq-load-")) : undefined;
+    const handOver = await mkdtemp(join(tmpdir(), "mdq-load-"));
     try {
-      if (parquet && handOver) {
-        const columnar = join(handOver, "records.parquet");
-        await file.exportParquet(columnar);
-        return await parquet.replaceRecordsFromParquet(brand.brandId, columnar, origin);
+      // The checked rows go to the store as a file it reads itself, converted and sorted by DuckDB;
+      // the scratch database is closed before the store's transaction, so the two never hold
+      // memory at once.
+      const stored = join(handOver, `records.${this.store.storedFileFormat}`);
+      try {
+        await file.exportStored(stored, this.store.storedFileFormat);
+      } finally {
+        file.close();
       }
-      return await this.store.replaceRecords(brand.brandId, file.records(), origin);
+      return await this.store.replaceRecordsFromStoredFile(
+        brand.brandId,
+        { path: stored, sorted: true, ...(onReplacing ? { onReplacing } : {}) },
+        origin,
+      );
     } catch (error) {
       if (error instanceof RecordIdConflictError) {
         throw new AdminError(
@@ -275,8 +275,7 @@ export class RegionAdmin {
       }
       throw error;
     } finally {
-      file.close();
-      if (handOver) await rm(handOver, { recursive: true, force: true });
+      await rm(handOver, { recursive: true, force: true });
     }
   }
 
