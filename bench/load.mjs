@@ -239,8 +239,29 @@ async function startServer(work, store) {
     return answer;
   };
   await admin("POST", "/admin/brands", { brandId: "bench", name: "Bench" });
+  /** A load, answered as it goes (its headers come at once: a 10 M-row load outlasts fetch's wait for them). */
+  const load = async (body) => {
+    const response = await fetch(`http://127.0.0.1:${adminPort}/admin/loads`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/x-ndjson",
+      },
+      body: JSON.stringify(body),
+    });
+    const lines = (await response.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const last = lines.at(-1);
+    if (!response.ok || last.result === undefined)
+      throw new Error(`load: ${response.status} ${JSON.stringify(last)}`);
+    return last.result;
+  };
   return {
     admin,
+    load,
     pid: child.pid,
     async stop() {
       child.kill("SIGTERM");

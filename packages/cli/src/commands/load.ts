@@ -73,13 +73,15 @@ export function loadCommand(): Command {
       ...(flags.date === undefined ? {} : { processingDate: flags.date }),
       ...(flags.replace === undefined ? {} : { replace: flags.replace }),
     };
-    // A progress bar only for a person at a terminal: `--json` and pipes get the result alone.
+    // The answer is always streamed (a load of many millions of rows outlasts any wait for a
+    // plain answer's headers); the progress bar is only for a person at a terminal: `--json` and
+    // pipes get the result alone.
+    const load = (onProgress: (progress: LoadProgressReport) => void) =>
+      admin.postWithProgress<LoadAnswer, LoadProgressReport>("/admin/loads", body, onProgress);
     const answer =
       flags.json || !process.stderr.isTTY
-        ? await admin.post<LoadAnswer>("/admin/loads", body)
-        : await withLoadProgress(process.stderr, (onProgress) =>
-            admin.postWithProgress<LoadAnswer, LoadProgressReport>("/admin/loads", body, onProgress),
-          );
+        ? await load(() => undefined)
+        : await withLoadProgress(process.stderr, load);
     emit(flags.json, answer, (load) =>
       [
         `Loaded ${count(load.rows)} rows for brand ${flags.brand}: ${load.days} days, ${orNone(load.from)} to ${orNone(load.to)}.`,
