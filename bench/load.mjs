@@ -275,12 +275,7 @@ async function startServer(work, store) {
 async function timedLoad(server, file, format, rowCount) {
   const resetOk = await resetPeakRss(server.pid);
   const { seconds, result } = await timed(() =>
-    server.admin("POST", "/admin/loads", {
-      brandId: "bench",
-      path: file,
-      format,
-      processingDate: "2026-04-01",
-    }),
+    server.load({ brandId: "bench", path: file, format, processingDate: "2026-04-01" }),
   );
   const peakMb = ((await statusKb(server.pid, "VmHWM")) ?? Number.NaN) / 1024;
   const status = await server.admin("GET", "/admin/status");
