@@ -8,7 +8,7 @@
 // bench/results/. Its dependencies are bench/package.json's. See bench/README.md.
 import { spawnSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { addDays, loadConfig, todayIn } from "../packages/server/dist/src/index.js";
 import { renderChart } from "./harness/chart.mjs";
@@ -18,7 +18,7 @@ import { countRows, seedDuckDb, tokensOf } from "./harness/demo-region.mjs";
 import { measureGrowth } from "./harness/growth.mjs";
 import { readOptions, USAGE } from "./harness/options.mjs";
 import { dropBenchDatabase, node24, postgresStoreMissing, seedPostgres } from "./harness/postgres.mjs";
-import { driveLoad, resetPeakRss, sampleRss, statusKb } from "./harness/processes.mjs";
+import { driveLoad, machine, resetPeakRss, sampleRss, statusKb } from "./harness/processes.mjs";
 import { recordsBody } from "./harness/queries.mjs";
 import { evaluateTargets, growthTables, resultsTable, targetsTable, walkTable } from "./harness/report.mjs";
 import { SCENARIOS } from "./harness/scenarios.mjs";
@@ -313,13 +313,7 @@ try {
   const results = {
     startedAt: new Date(started).toISOString(),
     options: { ...options, out: undefined, postgresUrl: withoutPassword(options.postgresUrl) },
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model.trim(),
-      memoryGb: Math.round(totalmem() / 1024 ** 3),
-      node: process.versions.node,
-      loadAverageAtStart: loadavg()[0],
-    },
+    machine: machine(),
     context: {
       rows: context.rows,
       rangeRows: context.rangeRows,

@@ -11,7 +11,7 @@
 //   npm run build && node bench/scale.mjs [--scales 1,30] [--stores duckdb,postgres] [--save]
 // (`npm run bench -- --growth` runs it too.) See bench/README.md.
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
@@ -22,7 +22,7 @@ import { countRows, seedDuckDb, tokensOf } from "./harness/demo-region.mjs";
 import { openEngine, recordsSql, sourceCurrenciesOf } from "./harness/engine-sql.mjs";
 import { list, positive, resultsDirectory } from "./harness/options.mjs";
 import { dropBenchDatabase, postgresStoreMissing, seedPostgres } from "./harness/postgres.mjs";
-import { statusKb } from "./harness/processes.mjs";
+import { machine, statusKb } from "./harness/processes.mjs";
 import { canonical, firstDifference, QUESTIONS, WALK_PAGE_SIZE } from "./harness/scale-questions.mjs";
 import { evaluateScaleTargets, scaleTables } from "./harness/scale-report.mjs";
 import { median } from "./harness/stats.mjs";
@@ -436,13 +436,7 @@ async function main(argv) {
   const results = {
     startedAt: new Date(started).toISOString(),
     options: { ...options, out: undefined, postgresUrl: new URL(options.postgresUrl).host },
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model.trim(),
-      memoryGb: Math.round(totalmem() / 1024 ** 3),
-      node: process.versions.node,
-      loadAverageAtStart: loadavg()[0],
-    },
+    machine: machine(),
     scales: [],
   };
   let exitCode = 0;

@@ -8,6 +8,22 @@ import { DUCKDB_FILE, KeyRing } from "../../packages/server/dist/src/index.js";
 import { TOKEN_LIFETIME_SECONDS } from "../../packages/server/dist/src/oauth/access-token.js";
 import { mdqMain } from "./demo-service.mjs";
 
+/** The arguments of `mdq demo --seed-only` seeding `scale` and `days` into `dataDir`. */
+export function seedOnlyArgs({ dataDir, credentialsFile, scale, days }) {
+  return [
+    "demo",
+    "--seed-only",
+    "--scale",
+    String(scale),
+    "--days",
+    String(days),
+    "--data",
+    dataDir,
+    "--credentials",
+    credentialsFile,
+  ];
+}
+
 /**
  * `mdq demo --seed-only --scale <scale> --days <days>` into `dataDir` (DuckDB, whatever the
  * caller's shell says); returns the credentials it wrote to `credentialsFile`.
@@ -15,19 +31,7 @@ import { mdqMain } from "./demo-service.mjs";
 export async function seedDuckDb({ dataDir, credentialsFile, scale, days }) {
   const result = spawnSync(
     process.execPath,
-    [
-      mdqMain,
-      "demo",
-      "--seed-only",
-      "--scale",
-      String(scale),
-      "--days",
-      String(days),
-      "--data",
-      dataDir,
-      "--credentials",
-      credentialsFile,
-    ],
+    [mdqMain, ...seedOnlyArgs({ dataDir, credentialsFile, scale, days })],
     { encoding: "utf8", env: { ...process.env, MDQ_LOG_LEVEL: "warn", MDQ_DATABASE_URL: "" } },
   );
   if (result.status !== 0) throw new Error(`mdq demo failed: ${result.stderr}`);

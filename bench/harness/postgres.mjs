@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { seedOnlyArgs } from "./demo-region.mjs";
 
 export const BENCH_DATABASE = "mdq_bench";
 const MDQ = new URL("../../packages/cli/dist/src/main.js", import.meta.url).pathname;
@@ -81,21 +82,7 @@ export async function seedPostgres({
   const url = databaseUrl(serverUrl, database);
   const env = { MDQ_DATABASE_URL: url };
   cli(["migrate"], env);
-  cli(
-    [
-      "demo",
-      "--seed-only",
-      "--scale",
-      String(scale),
-      "--days",
-      String(days),
-      "--data",
-      dataDir,
-      "--credentials",
-      credentialsFile,
-    ],
-    env,
-  );
+  cli(seedOnlyArgs({ dataDir, credentialsFile, scale, days }), env);
   await onServer(url, async (client) => {
     await client.query(PAGE_FUNCTION);
     await client.query("ANALYZE");
