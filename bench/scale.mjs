@@ -266,6 +266,7 @@ async function measureScale(scale, options, work) {
   };
   await mkdir(context.logDir, { recursive: true });
   const engines = {};
+  let completed = false;
   try {
     if (options.stores.includes("duckdb")) {
       const dataDir = join(dir, "mdq-duckdb");
@@ -376,32 +377,7 @@ async function measureScale(scale, options, work) {
         contenders.push("bare-memory");
       }
       log(`[scale ${scale}] cold walk: ${options.walkClients} clients, ${WALK_PAGE_SIZE}-row pages`);
-      const [coldWalk] = await measureColdWalk({
-        scenario: { contenders, baseline: "bare-memory" },
-        options: {
-          contenders,
-          walkClients: options.walkClients,
-          pageSizes: [WALK_PAGE_SIZE],
-          rounds: options.walkRounds,
-        },
-        context,
-        running: context.running,
-        skipped: new Map(),
-        log,
-      });
-      const replay = coldWalk.results.find((result) => result.contender === "bare-memory");
-      for (const store of options.stores) {
-        const result = coldWalk.results.find((each) => each.contender === MDQ_OF_STORE[store]);
-        entry.stores[store].coldWalk = {
-          rowsPerSecond: result.rowsPerSecond,
-          replayRowsPerSecond: replay?.rowsPerSecond ?? null,
-          ratio: replay ? result.rowsPerSecond / replay.rowsPerSecond : null,
-          lastVsFirst: result.lastVsFirst,
-          p99: result.p99,
-          failures: result.failures,
-          verified: result.verified,
-        };
-      }
+      await measureScaleColdWalk({ entry, options, context, contenders });
     } else if (options.walkClients > 0) {
       entry.notes = ["cold walk left out: it checks every walk against MDQ on DuckDB (--stores duckdb,…)"];
     }
@@ -409,12 +385,53 @@ async function measureScale(scale, options, work) {
       const server = context.running.get(MDQ_OF_STORE[store]);
       entry.stores[store].peakRssMb = ((await statusKb(server.pid, "VmHWM")) ?? Number.NaN) / 1024;
     }
+    completed = true;
     return entry;
   } finally {
     for (const server of context.running.values()) await server.stop();
     for (const engine of Object.values(engines)) await engine.close();
     if (context.postgres) await dropBenchDatabase(options.postgresUrl, DATABASE).catch(() => {});
-    if (!options.keep) await rm(dir, { recursive: true, force: true });
+    // A failed scale keeps its logs (and data) for a look.
+    if (completed && !entry.failed && !options.keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The cold walk of one scale into `entry`; a walk that fails (a server gone, a page refused) is
+ * noted there with its error, and the scale's other figures stand.
+ */
+async function measureScaleColdWalk({ entry, options, context, contenders }) {
+  try {
+    const [coldWalk] = await measureColdWalk({
+      scenario: { contenders, baseline: "bare-memory" },
+      options: {
+        contenders,
+        walkClients: options.walkClients,
+        pageSizes: [WALK_PAGE_SIZE],
+        rounds: options.walkRounds,
+      },
+      context,
+      running: context.running,
+      skipped: new Map(),
+      log,
+    });
+    const replay = coldWalk.results.find((result) => result.contender === "bare-memory");
+    for (const store of options.stores) {
+      const result = coldWalk.results.find((each) => each.contender === MDQ_OF_STORE[store]);
+      entry.stores[store].coldWalk = {
+        rowsPerSecond: result.rowsPerSecond,
+        replayRowsPerSecond: replay?.rowsPerSecond ?? null,
+        ratio: replay ? result.rowsPerSecond / replay.rowsPerSecond : null,
+        lastVsFirst: result.lastVsFirst,
+        p99: result.p99,
+        failures: result.failures,
+        verified: result.verified,
+      };
+    }
+  } catch (error) {
+    entry.notes = [...(entry.notes ?? []), `cold walk failed: ${error.message.split("\n")[0]}`];
+    log(`[scale ${entry.scale}] cold walk failed (logs in ${context.logDir}): ${error.message}`);
+    entry.failed = true;
   }
 }
 
@@ -442,6 +459,7 @@ async function main(argv) {
   let exitCode = 0;
   try {
     for (const scale of options.scales) results.scales.push(await measureScale(scale, options, work));
+    if (results.scales.some((entry) => entry.failed)) exitCode = 1;
   } catch (error) {
     log(`growth bench failed: ${error.stack ?? error.message}`);
     exitCode = 1;
@@ -455,8 +473,8 @@ async function main(argv) {
     await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`\n${scaleTables(results)}\nwrote ${file}\n`);
   }
-  if (options.keep || exitCode !== 0) log(`work directory ${work}${options.keep ? " kept" : ""}`);
-  if (!options.keep) await rm(work, { recursive: true, force: true });
+  if (options.keep || exitCode !== 0) log(`kept the work directory ${work} (server logs, data)`);
+  else await rm(work, { recursive: true, force: true });
   return exitCode;
 }
 

@@ -186,6 +186,10 @@ export function scaleTables(results) {
       ),
     ),
   );
+  const notes = results.scales.flatMap((entry) =>
+    (entry.notes ?? []).map((note) => `- scale ${entry.scale}: ${note}`),
+  );
+  if (notes.length > 0) parts.push(notes.join("\n"));
   for (const entry of results.scales) {
     const ids = Object.keys(
       entry.stores[stores.find((store) => entry.stores[store]?.questions)]?.questions ?? {},
