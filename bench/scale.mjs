@@ -29,8 +29,11 @@ import { median } from "./harness/stats.mjs";
 
 const STORES = ["duckdb", "postgres"];
 const MDQ_OF_STORE = { duckdb: "mdq-duckdb", postgres: "mdq-postgres" };
-/** The database each scale's PostgreSQL store is seeded into (created afresh, dropped at the end). */
-const DATABASE = "mdq_scale_bench";
+/**
+ * The database each scale's PostgreSQL store is seeded into (created afresh, dropped at the end):
+ * named after this process, so that two runs on one server never drop each other's.
+ */
+const DATABASE = `mdq_scale_bench_${process.pid}`;
 
 export const USAGE = `node bench/scale.mjs [flags]   (after npm run build; or: npm run bench -- --growth)
 

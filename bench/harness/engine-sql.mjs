@@ -246,12 +246,20 @@ export async function openEngine({ store, dataDir, databaseUrl, threads }) {
     };
   }
   const client = new pg.Client({ connectionString: databaseUrl, options: "-c jit=off" });
+  // A connection ended by the server between statements fails the next statement, not the process.
+  let lost = null;
+  client.on("error", (error) => {
+    lost = error;
+  });
   await client.connect();
   await client.query(`CREATE OR REPLACE FUNCTION bench_half_even(n numeric, d numeric)
     RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ ${HALF_EVEN_BODY.postgres} $$`);
   return {
-    run: async (sql, params) => (await client.query(sql, params)).rows,
-    close: () => client.end(),
+    run: async (sql, params) => {
+      if (lost) throw new Error(`the engine's PostgreSQL connection was lost: ${lost.message}`);
+      return (await client.query(sql, params)).rows;
+    },
+    close: () => client.end().catch(() => {}),
   };
 }
 
