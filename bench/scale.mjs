@@ -321,6 +321,7 @@ async function measureScale(scale, options, work) {
         `[scale ${scale}] seeded PostgreSQL in ${entry.stores.postgres.seedSeconds.toFixed(1)} s, ${(entry.stores.postgres.diskBytes / 1e6).toFixed(0)} MB`,
       );
       engines.postgres = await openEngine({ store: "postgres", databaseUrl });
+      entry.rows ??= Number((await engines.postgres.run("SELECT count(*) AS n FROM records", []))[0].n);
     }
 
     const timeZone = loadConfig({}, {}).timeZone;
