@@ -3,6 +3,7 @@
  * the operator CLI and the client SDK. No runtime dependencies.
  */
 export * from "./calendar.js";
+export * from "./csv-cells.js";
 export * from "./currencies.js";
 export * from "./duration.js";
 export * from "./errors.js";
