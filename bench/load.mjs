@@ -1,42 +1,94 @@
 #!/usr/bin/env node
-// Times `POST /admin/loads` of a running `mdq serve` end to end (read, validate every row, replace
-// the brand's days in one transaction) for a generated file of realistic marketing records, as
-// CSV and as Parquet: the first load, then reloads of the same days (idempotence: the stored row
-// count must stay the same), CSV and Parquet alternating so that noise hits both alike.
-// Beside it, in the same run, the machine's limit: DuckDB's own
-// `CREATE TABLE AS SELECT * FROM read_csv(...)` (and `read_parquet`) of the same file into a
-// fresh database file. Then, in this process, where a load's time goes: reading and checking
-// the file, and the store's transaction. Prints medians, rows/s, the ratio to the 20 s target
-// and MDQ/baseline.
-//   npm run build && node bench/load.mjs [--rows 1000000] [--days 90] [--runs 3] [--derived-ids]
-import { spawn } from "node:child_process";
+// Times `POST /admin/loads` (what `mdq load` does) of a running `mdq serve` end to end — read,
+// check every row, replace the brand's days in one transaction — for generated files of realistic
+// marketing records as CSV, NDJSON and Parquet, on the DuckDB store and on the PostgreSQL store,
+// with the server's peak resident memory (VmHWM, reset before each load) beside each time.
+// Baselines of the same run, on the same files: DuckDB's own `CREATE TABLE AS SELECT * FROM
+// read_csv / read_ndjson / read_parquet(...)` into a fresh database file, and PostgreSQL's
+// `psql \copy` of the same CSV into an UNLOGGED table. Each load is checked: the brand holds
+// exactly the file's rows afterwards (a reload replaces, never adds).
+import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { openDuckDbStore } from "../packages/server/dist/src/index.js";
-import { readRecordsFile } from "../packages/server/dist/src/load/records-file.js";
-import { freePort } from "./harness/processes.mjs";
+import pg from "pg";
+import { freePort, resetPeakRss, statusKb } from "./harness/processes.mjs";
 
-const { values } = parseArgs({
-  options: {
-    rows: { type: "string", default: "1000000" },
-    days: { type: "string", default: "90" },
-    runs: { type: "string", default: "3" },
-    "derived-ids": { type: "boolean", default: false },
-  },
-});
-const rowCount = Number(values.rows);
-const days = Number(values.days);
-const runs = Number(values.runs);
+const USAGE = `usage: node bench/load.mjs [options]
+
+  --rows N[,N...]     rows per file; several sizes also report how load time grows (default 1000000)
+  --days N            days the rows spread over (default 90)
+  --runs N            loads per store and format; the median is reported (default 2)
+  --stores LIST       duckdb,postgres (default both)
+  --formats LIST      csv,ndjson,parquet (default all three)
+  --postgres URL      PostgreSQL server for the postgres store and \\copy (default postgres://root@127.0.0.1:5432/postgres)
+  --derived-ids       files without a record_id column (ids derived by SHA-256)
+  -h, --help          this text
+
+Run \`npm run build\` first. Example: node bench/load.mjs --rows 1000000,10000000 --runs 1`;
+
+const STORES = ["duckdb", "postgres"];
+const FORMATS = ["csv", "ndjson", "parquet"];
+
+function usageError(message) {
+  process.stderr.write(`bench/load.mjs: ${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    strict: true,
+    allowPositionals: false,
+    options: {
+      rows: { type: "string", default: "1000000" },
+      days: { type: "string", default: "90" },
+      runs: { type: "string", default: "2" },
+      stores: { type: "string", default: STORES.join(",") },
+      formats: { type: "string", default: FORMATS.join(",") },
+      postgres: { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
+      "derived-ids": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }));
+} catch (error) {
+  usageError(error.message);
+}
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const positive = (name, text) => {
+  const number = Number(text);
+  if (!Number.isInteger(number) || number < 1)
+    usageError(`--${name} must be a whole number ≥ 1, not "${text}"`);
+  return number;
+};
+const listOf = (name, text, allowed) => {
+  const items = text.split(",").filter((item) => item !== "");
+  const unknown = items.filter((item) => !allowed.includes(item));
+  if (items.length === 0 || unknown.length > 0)
+    usageError(`--${name} takes ${allowed.join(", ")}, not "${text}"`);
+  return items;
+};
+const sizes = values.rows.split(",").map((text) => positive("rows", text));
+const days = positive("days", values.days);
+const runs = positive("runs", values.runs);
+const stores = listOf("stores", values.stores, STORES);
+const formats = listOf("formats", values.formats, FORMATS);
 const withRecordIds = !values["derived-ids"];
-const TARGET_SECONDS = 20;
 const MAIN = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const BENCH_DATABASE = "mdq_bench_load";
 
-const work = await mkdtemp(join(tmpdir(), "mdq-bench-load-"));
-const files = { csv: join(work, "records.csv"), parquet: join(work, "records.parquet") };
+const median = (numbers) => [...numbers].sort((a, b) => a - b)[Math.floor((numbers.length - 1) / 2)];
+async function timed(work) {
+  const started = performance.now();
+  const result = await work();
+  return { seconds: (performance.now() - started) / 1000, result };
+}
 
 /**
  * One row per (day, market, data source, campaign): row i is day i % days; the rest of i names
@@ -44,7 +96,7 @@ const files = { csv: join(work, "records.csv"), parquet: join(work, "records.par
  * are deterministic; campaign names repeat as they do in real exports. Parquet gets real types
  * (DATE, INTEGER, DECIMAL), as an export from a warehouse would have.
  */
-function recordsQuery() {
+function recordsQuery(rowCount) {
   return `
     WITH n AS (SELECT i, i % ${days} AS day, i // ${days} AS k FROM range(${rowCount}) t(i)),
     r AS (
@@ -72,180 +124,252 @@ function recordsQuery() {
     FROM r ORDER BY day, i`;
 }
 
-async function timed(work) {
-  const started = performance.now();
-  const result = await work();
-  return { seconds: (performance.now() - started) / 1000, result };
-}
+const COPY_OPTIONS = { csv: "HEADER, DELIMITER ','", ndjson: "FORMAT json", parquet: "FORMAT parquet" };
+const READERS = { csv: "read_csv", ndjson: "read_ndjson", parquet: "read_parquet" };
 
-const median = (numbers) => [...numbers].sort((a, b) => a - b)[Math.floor((numbers.length - 1) / 2)];
-
-const generation = await timed(async () => {
-  const instance = await DuckDBInstance.create(":memory:");
+async function generate(work, rowCount) {
+  const files = {};
+  const instance = await DuckDBInstance.create(":memory:", { memory_limit: "2GB", temp_directory: work });
   const connection = await instance.connect();
-  await connection.run(`COPY (${recordsQuery()}) TO '${files.csv}' (HEADER, DELIMITER ',')`);
-  await connection.run(`COPY (${recordsQuery()}) TO '${files.parquet}' (FORMAT parquet)`);
+  const needed = new Set([...formats, ...(stores.includes("postgres") ? ["csv"] : [])]);
+  for (const format of needed) {
+    files[format] = join(work, `records-${rowCount}.${format}`);
+    await connection.run(`COPY (${recordsQuery(rowCount)}) TO '${files[format]}' (${COPY_OPTIONS[format]})`);
+  }
   connection.closeSync();
   instance.closeSync();
-});
-console.log(
-  `generated ${rowCount.toLocaleString("en")} rows over ${days} days in ${generation.seconds.toFixed(1)} s: ` +
-    `CSV ${((await stat(files.csv)).size / 1e6).toFixed(0)} MB, ` +
-    `Parquet ${((await stat(files.parquet)).size / 1e6).toFixed(0)} MB` +
-    `${withRecordIds ? "" : " (no record_id column: ids derived)"}; load average before: ${loadavg()[0].toFixed(2)}`,
-);
+  const sizesText = await Promise.all(
+    [...needed].map(async (format) => `${format} ${((await stat(files[format])).size / 1e6).toFixed(0)} MB`),
+  );
+  console.log(`generated ${rowCount.toLocaleString("en")} rows over ${days} days: ${sizesText.join(", ")}`);
+  return files;
+}
 
-/** The machine's limit: DuckDB reading the same file into a table of a fresh database file. */
-async function baseline(format) {
-  const file = join(work, `baseline-${format}.duckdb`);
-  const instance = await DuckDBInstance.create(file);
+/** DuckDB's own read of the file into a table of a fresh database file. */
+async function duckdbBaseline(work, file, format) {
+  const database = join(work, `baseline-${format}.duckdb`);
+  const instance = await DuckDBInstance.create(database);
   const connection = await instance.connect();
-  const reader = format === "csv" ? "read_csv" : "read_parquet";
   const { seconds } = await timed(() =>
-    connection.run(`CREATE TABLE records AS SELECT * FROM ${reader}('${files[format]}')`),
+    connection.run(`CREATE TABLE records AS SELECT * FROM ${READERS[format]}('${file}')`),
   );
   connection.closeSync();
   instance.closeSync();
-  await rm(file, { force: true });
-  await rm(`${file}.wal`, { force: true });
+  await rm(database, { force: true });
+  await rm(`${database}.wal`, { force: true });
   return seconds;
 }
-const baselines = { csv: [], parquet: [] };
-for (let run = 0; run < runs; run += 1) {
-  for (const format of ["csv", "parquet"]) baselines[format].push(await baseline(format));
+
+function databaseUrl(database) {
+  const url = new URL(values.postgres);
+  url.pathname = `/${database}`;
+  return url.toString();
 }
 
-// The service, started the way an operator starts it.
-const dataDir = join(work, "data");
-const adminPort = await freePort();
-const server = spawn(
-  process.execPath,
-  [MAIN, "serve", "--port", String(await freePort()), "--data", dataDir],
-  {
-    env: { ...process.env, MDQ_ADMIN_PORT: String(adminPort), MDQ_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "inherit", "inherit"],
-  },
-);
-const adminUrl = `http://127.0.0.1:${adminPort}`;
-let token;
-for (let attempt = 0; token === undefined; attempt += 1) {
-  if (attempt > 200) throw new Error("mdq serve did not start within 20 s");
+async function onServer(sql) {
+  const client = new pg.Client({ connectionString: values.postgres });
+  await client.connect();
   try {
-    const address = JSON.parse(await readFile(join(dataDir, "admin.json"), "utf8"));
-    if (address.pid === server.pid) token = (await readFile(join(dataDir, "admin-token"), "utf8")).trim();
-  } catch {
-    // not written yet
+    await client.query(sql);
+  } finally {
+    await client.end();
   }
-  if (token === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
-async function admin(method, path, body) {
-  const response = await fetch(`${adminUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body ? { body: JSON.stringify(body) } : {}),
+function psql(command) {
+  const result = spawnSync("psql", [databaseUrl(BENCH_DATABASE), "-v", "ON_ERROR_STOP=1", "-qc", command], {
+    encoding: "utf8",
   });
-  const answer = await response.json();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
-  return answer;
+  if (result.status !== 0) throw new Error(`psql failed: ${result.stderr}`);
 }
 
-/** Peak resident memory of the server so far (Linux), in MB. */
-async function serverPeakMb() {
-  try {
-    const status = await readFile(`/proc/${server.pid}/status`, "utf8");
-    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-async function timedLoad(format) {
-  const { seconds, result } = await timed(() =>
-    admin("POST", "/admin/loads", {
-      brandId: "bench",
-      path: files[format],
-      format,
-      processingDate: "2026-04-01",
-    }),
+/** `psql \copy` of the same CSV into an UNLOGGED table with the file's columns, typed. */
+async function copyBaseline(file) {
+  psql(`DROP TABLE IF EXISTS copy_baseline; CREATE UNLOGGED TABLE copy_baseline (
+    ${withRecordIds ? "record_id text," : ""} date date, market text, data_source text, channel text,
+    campaign_id text, campaign_name text, impressions bigint, clicks bigint, spend numeric,
+    conversions numeric, revenue numeric, currency text)`);
+  const { seconds } = await timed(async () =>
+    psql(`\\copy copy_baseline FROM '${file}' WITH (FORMAT csv, HEADER true)`),
   );
-  const status = await admin("GET", "/admin/status");
+  psql("DROP TABLE copy_baseline");
+  return seconds;
+}
+
+/** `mdq serve` on `store`, started the way an operator starts it; answers admin calls. */
+async function startServer(work, store) {
+  const dataDir = join(work, `data-${store}`);
+  const env = { ...process.env, MDQ_LOG_LEVEL: "warn" };
+  if (store === "postgres") {
+    await onServer(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+    await onServer(`CREATE DATABASE ${BENCH_DATABASE}`);
+    env.MDQ_DATABASE_URL = databaseUrl(BENCH_DATABASE);
+    const migrated = spawnSync(process.execPath, [MAIN, "migrate"], { env, encoding: "utf8" });
+    if (migrated.status !== 0) throw new Error(`mdq migrate failed: ${migrated.stderr}`);
+  }
+  const adminPort = await freePort();
+  env.MDQ_ADMIN_PORT = String(adminPort);
+  const child = spawn(
+    process.execPath,
+    [MAIN, "serve", "--port", String(await freePort()), "--data", dataDir],
+    {
+      env,
+      stdio: ["ignore", "inherit", "inherit"],
+    },
+  );
+  let token;
+  for (let attempt = 0; token === undefined; attempt += 1) {
+    if (attempt > 300) throw new Error("mdq serve did not start within 30 s");
+    try {
+      const address = JSON.parse(await readFile(join(dataDir, "admin.json"), "utf8"));
+      if (address.pid === child.pid) token = (await readFile(join(dataDir, "admin-token"), "utf8")).trim();
+    } catch {
+      // not written yet
+    }
+    if (token === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const admin = async (method, path, body) => {
+    const response = await fetch(`http://127.0.0.1:${adminPort}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+    return answer;
+  };
+  await admin("POST", "/admin/brands", { brandId: "bench", name: "Bench" });
+  /** A load, answered as it goes (its headers come at once: a 10 M-row load outlasts fetch's wait for them). */
+  const load = async (body) => {
+    const response = await fetch(`http://127.0.0.1:${adminPort}/admin/loads`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/x-ndjson",
+      },
+      body: JSON.stringify(body),
+    });
+    const lines = (await response.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const last = lines.at(-1);
+    if (!response.ok || last.result === undefined)
+      throw new Error(`load: ${response.status} ${JSON.stringify(last)}`);
+    return last.result;
+  };
+  return {
+    admin,
+    load,
+    pid: child.pid,
+    async stop() {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+      if (store === "postgres") await onServer(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+    },
+  };
+}
+
+/** One load through the admin API: seconds, and the server's peak RSS during it (MB). */
+async function timedLoad(server, file, format, rowCount) {
+  const resetOk = await resetPeakRss(server.pid);
+  const { seconds, result } = await timed(() =>
+    server.load({ brandId: "bench", path: file, format, processingDate: "2026-04-01" }),
+  );
+  const peakMb = ((await statusKb(server.pid, "VmHWM")) ?? Number.NaN) / 1024;
+  const status = await server.admin("GET", "/admin/status");
   const stored = status.brands.find((brand) => brand.brandId === "bench")?.rows;
   if (result.rows !== rowCount || stored !== rowCount) {
     throw new Error(
       `${format}: loaded ${result.rows}, stored ${stored}, expected ${rowCount} (not idempotent)`,
     );
   }
-  return seconds;
+  return { seconds, peakMb: resetOk ? peakMb : Number.NaN };
 }
 
-const loads = { first: [], csv: [], parquet: [] };
-let peakMb;
+const results = [];
+const root = await mkdtemp(join(tmpdir(), "mdq-bench-load-"));
+console.log(`load average before: ${loadavg()[0].toFixed(2)}`);
 try {
-  await admin("POST", "/admin/brands", { brandId: "bench", name: "Bench" });
-  loads.first.push(await timedLoad("csv"));
-  for (let run = 0; run < runs; run += 1) {
-    loads.csv.push(await timedLoad("csv"));
-    loads.parquet.push(await timedLoad("parquet"));
-  }
-  peakMb = await serverPeakMb();
-} finally {
-  server.kill("SIGTERM");
-  await once(server, "exit");
-}
-
-// Where the time goes, in this process on the same files: the reader (parse, check every rule),
-// then the store's transaction (iterate the checked records, append, delete the days, insert).
-const phases = {};
-for (const format of ["csv", "parquet"]) {
-  const store = await openDuckDbStore(join(work, `phases-${format}`));
-  const checks = [];
-  const stores = [];
-  for (let run = 0; run < runs; run += 1) {
-    const { seconds: check, result: file } = await timed(() => readRecordsFile(files[format]));
-    try {
-      stores.push((await timed(() => store.replaceRecords("bench", file.records()))).seconds);
-    } finally {
-      file.close();
+  for (const rowCount of sizes) {
+    const work = await mkdtemp(join(root, `rows-${rowCount}-`));
+    const files = await generate(work, rowCount);
+    for (const store of stores) {
+      const server = await startServer(work, store);
+      try {
+        for (const format of formats) {
+          const loads = [];
+          for (let run = 0; run < runs; run += 1)
+            loads.push(await timedLoad(server, files[format], format, rowCount));
+          // The engine's own read, right after, on the same file (PostgreSQL: always the CSV).
+          const baselineTimes = [];
+          for (let run = 0; run < runs; run += 1) {
+            baselineTimes.push(
+              store === "duckdb"
+                ? await duckdbBaseline(work, files[format], format)
+                : await copyBaseline(files.csv),
+            );
+          }
+          const row = {
+            rows: rowCount,
+            store,
+            format,
+            seconds: median(loads.map((load) => load.seconds)),
+            peakMb: Math.max(...loads.map((load) => load.peakMb)),
+            baseline: median(baselineTimes),
+            baselineName: store === "duckdb" ? `DuckDB CTAS ${READERS[format]}` : "psql \\copy CSV, unlogged",
+          };
+          results.push(row);
+          console.log(
+            `${store} ${format} ${rowCount.toLocaleString("en")} rows: ${row.seconds.toFixed(2)} s, ` +
+              `peak RSS ${row.peakMb.toFixed(0)} MB; ${row.baselineName} ${row.baseline.toFixed(2)} s`,
+          );
+        }
+      } finally {
+        await server.stop();
+      }
     }
-    checks.push(check);
+    await rm(work, { recursive: true, force: true });
   }
-  await store.close();
-  phases[format] = { check: median(checks), store: median(stores) };
+} finally {
+  await rm(root, { recursive: true, force: true });
 }
-await rm(work, { recursive: true, force: true });
 
+const TARGETS = { csv: 1.5, ndjson: 1.5, parquet: 2 };
 console.log(
   `\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GB; ` +
-    `node ${process.version}; load average after: ${loadavg()[0].toFixed(2)}\n`,
+    `node ${process.version}; load average after: ${loadavg()[0].toFixed(2)}; ${runs} run(s), medians\n`,
 );
 console.log(
-  `| POST /admin/loads, ${rowCount.toLocaleString("en")} rows | runs | median s | best s | rows/s ` +
-    `| median / ${TARGET_SECONDS} s target | DuckDB CTAS s | MDQ / DuckDB |`,
+  "| store | format | rows | MDQ load s | rows/s | server peak RSS MB | baseline | baseline s | MDQ / baseline | target |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
-for (const [scenario, times, baselineTimes] of [
-  ["CSV, first load", loads.first, baselines.csv],
-  ["CSV, reload of the same days", loads.csv, baselines.csv],
-  ["Parquet, reload of the same days", loads.parquet, baselines.parquet],
-]) {
-  const middle = median(times);
+console.log("|---|---|--:|--:|--:|--:|---|--:|--:|--:|");
+for (const row of results) {
+  const target = row.store === "duckdb" ? TARGETS[row.format] : 1.5;
+  const ratio = row.seconds / row.baseline;
   console.log(
-    `| ${scenario} | ${times.length} | ${middle.toFixed(2)} | ${Math.min(...times).toFixed(2)} | ` +
-      `${Math.round(rowCount / middle).toLocaleString("en")} | ${(middle / TARGET_SECONDS).toFixed(2)} | ` +
-      `${median(baselineTimes).toFixed(2)} | ${(middle / median(baselineTimes)).toFixed(1)} |`,
+    `| ${row.store} | ${row.format} | ${row.rows.toLocaleString("en")} | ${row.seconds.toFixed(2)} | ` +
+      `${Math.round(row.rows / row.seconds).toLocaleString("en")} | ${row.peakMb.toFixed(0)} | ${row.baselineName} | ` +
+      `${row.baseline.toFixed(2)} | ${ratio.toFixed(2)} | ≤ ${target} ${ratio <= target ? "yes" : "NO"} |`,
   );
 }
-console.log(`\nserver peak RSS: ${peakMb.toFixed(0)} MB\n`);
-console.log("| in-process phase (median) | read + check s | store transaction s |\n|---|---|---|");
-for (const format of ["csv", "parquet"]) {
-  console.log(`| ${format} | ${phases[format].check.toFixed(2)} | ${phases[format].store.toFixed(2)} |`);
+if (sizes.length > 1) {
+  const [small, large] = [Math.min(...sizes), Math.max(...sizes)];
+  console.log(
+    `\n| store | format | growth ${small.toLocaleString("en")} → ${large.toLocaleString("en")} rows, per row | ≤ 1.1 |`,
+  );
+  console.log("|---|---|--:|---|");
+  for (const store of stores) {
+    for (const format of formats) {
+      const time = (rows) =>
+        results.find((row) => row.rows === rows && row.store === store && row.format === format);
+      const growth = time(large).seconds / large / (time(small).seconds / small);
+      console.log(`| ${store} | ${format} | ${growth.toFixed(2)} | ${growth <= 1.1 ? "yes" : "NO"} |`);
+    }
+  }
 }
-const slowestCsv = Math.max(...loads.first, ...loads.csv);
-const csvMedian = median(loads.csv);
-const parquetMedian = median(loads.parquet);
+const peak = Math.max(...results.map((row) => row.peakMb));
 console.log(
-  `\nslowest CSV load ${slowestCsv.toFixed(2)} s: under ${TARGET_SECONDS} s ${slowestCsv < TARGET_SECONDS ? "yes" : "NO"}; ` +
-    `Parquet faster than CSV (median reloads): ${parquetMedian < csvMedian ? "yes" : "NO"} ` +
-    `(CSV / Parquet = ${(csvMedian / parquetMedian).toFixed(2)})`,
+  `\nhighest server peak RSS: ${peak.toFixed(0)} MB (target ≤ 512 MB: ${peak <= 512 ? "yes" : "NO"})`,
 );

@@ -8,18 +8,17 @@
 // bench/results/. Its dependencies are bench/package.json's. See bench/README.md.
 import { spawnSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { DuckDBInstance } from "@duckdb/node-api";
-import { addDays, DUCKDB_FILE, KeyRing, loadConfig, todayIn } from "../packages/server/dist/src/index.js";
-import { TOKEN_LIFETIME_SECONDS } from "../packages/server/dist/src/oauth/access-token.js";
+import { addDays, loadConfig, todayIn } from "../packages/server/dist/src/index.js";
 import { renderChart } from "./harness/chart.mjs";
 import { measureColdWalk } from "./harness/cold-walk.mjs";
 import { CONTENDERS } from "./harness/contenders.mjs";
+import { countRows, seedDuckDb, tokensOf } from "./harness/demo-region.mjs";
 import { measureGrowth } from "./harness/growth.mjs";
 import { readOptions, USAGE } from "./harness/options.mjs";
 import { dropBenchDatabase, node24, postgresStoreMissing, seedPostgres } from "./harness/postgres.mjs";
-import { driveLoad, resetPeakRss, sampleRss, statusKb } from "./harness/processes.mjs";
+import { driveLoad, machine, resetPeakRss, sampleRss, statusKb } from "./harness/processes.mjs";
 import { recordsBody } from "./harness/queries.mjs";
 import { evaluateTargets, growthTables, resultsTable, targetsTable, walkTable } from "./harness/report.mjs";
 import { SCENARIOS } from "./harness/scenarios.mjs";
@@ -38,7 +37,6 @@ if (options.help) {
   process.exit(0);
 }
 
-const MDQ = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
 const log = (message) => process.stderr.write(`${message}\n`);
 const median = (numbers) => {
   const sorted = [...numbers].sort((a, b) => a - b);
@@ -63,59 +61,6 @@ const context = {
 await mkdir(context.logDir, { recursive: true });
 const running = new Map();
 const skipped = new Map();
-
-/** `mdq demo --seed-only` into `dataDir`; returns the credentials it wrote. */
-async function seedDuckDb(dataDir, credentialsFile) {
-  const result = spawnSync(
-    process.execPath,
-    [
-      MDQ,
-      "demo",
-      "--seed-only",
-      "--scale",
-      String(options.scale),
-      "--days",
-      String(options.days),
-      "--data",
-      dataDir,
-      "--credentials",
-      credentialsFile,
-    ],
-    { encoding: "utf8", env: { ...process.env, MDQ_LOG_LEVEL: "warn", MDQ_DATABASE_URL: "" } },
-  );
-  if (result.status !== 0) throw new Error(`mdq demo failed: ${result.stderr}`);
-  // The signing keys are made now, so that every copy (MDQ's and yoga's) holds the same ones.
-  await KeyRing.open(dataDir, TOKEN_LIFETIME_SECONDS);
-  return JSON.parse(await readFile(credentialsFile, "utf8"));
-}
-
-async function countRows(dataDir) {
-  const instance = await DuckDBInstance.create(join(dataDir, DUCKDB_FILE), { access_mode: "READ_ONLY" });
-  const connection = await instance.connect();
-  const rows = Number(
-    (await connection.runAndReadAll("SELECT count(*) AS n FROM records")).getRowObjectsJS()[0].n,
-  );
-  connection.closeSync();
-  instance.closeSync();
-  return rows;
-}
-
-/** A token of each app from a running MDQ, keyed by app client id (credentials order). */
-async function tokensOf(url, credentials) {
-  const tokens = {};
-  for (const app of credentials.apps) {
-    const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
-    const response = await fetch(`${url}/oauth2/token`, {
-      method: "POST",
-      headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
-      body: "grant_type=client_credentials&scope=api_data%2Fread",
-    });
-    if (response.status !== 200)
-      throw new Error(`token for ${app.appClientId}: HTTP ${response.status} ${await response.text()}`);
-    tokens[app.appClientId] = (await response.json()).access_token;
-  }
-  return tokens;
-}
 
 /** totalCount of a records question asked of MDQ on DuckDB. */
 async function totalCount(question, appClientId) {
@@ -254,7 +199,12 @@ try {
   log(`work directory ${work}`);
   const seedDir = join(work, "seed");
   let seconds = Date.now();
-  context.credentials.duckdb = await seedDuckDb(seedDir, join(work, "credentials.json"));
+  context.credentials.duckdb = await seedDuckDb({
+    dataDir: seedDir,
+    credentialsFile: join(work, "credentials.json"),
+    scale: options.scale,
+    days: options.days,
+  });
   context.rows = await countRows(seedDir);
   log(
     `seeded DuckDB: scale ${options.scale}, ${context.rows.toLocaleString("en")} rows in ${((Date.now() - seconds) / 1000).toFixed(1)} s`,
@@ -363,13 +313,7 @@ try {
   const results = {
     startedAt: new Date(started).toISOString(),
     options: { ...options, out: undefined, postgresUrl: withoutPassword(options.postgresUrl) },
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model.trim(),
-      memoryGb: Math.round(totalmem() / 1024 ** 3),
-      node: process.versions.node,
-      loadAverageAtStart: loadavg()[0],
-    },
+    machine: machine(),
     context: {
       rows: context.rows,
       rangeRows: context.rangeRows,
@@ -429,6 +373,23 @@ try {
       (results.soak ? `\n${soakTable(results.soak, labels)}\n` : "") +
       `\nwrote ${join(options.out, "latest.json")} and ${join(options.out, "latest.svg")}\n`,
   );
+  if (options.growth) {
+    // The growth bench seeds each scale afresh and starts its own servers (bench/scale.mjs).
+    const scale = spawnSync(
+      process.execPath,
+      [
+        new URL("./scale.mjs", import.meta.url).pathname,
+        "--scales",
+        options.growthScales.join(","),
+        "--postgres-url",
+        options.postgresUrl,
+        "--out",
+        options.out,
+      ],
+      { stdio: "inherit" },
+    );
+    if (scale.status !== 0) throw new Error(`bench/scale.mjs failed (exit ${scale.status})`);
+  }
 } catch (error) {
   log(`bench failed: ${error.stack ?? error.message}`);
   exitCode = 1;

@@ -211,6 +211,9 @@ if (values.mode === "memory") {
       );
     });
   });
+  // Fastify's keep-alive timeout (MDQ's), not node:http's 5 s: on a busy machine a walker's idle
+  // socket outlived 5 s and was closed as the next page was sent (ECONNRESET).
+  server.keepAliveTimeout = 72_000;
   server.listen(Number(values.port), "127.0.0.1");
   await once(server, "listening");
   close = () => new Promise((resolve) => server.close(resolve));

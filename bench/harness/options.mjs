@@ -19,8 +19,10 @@ export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flag
   --contenders x,y   among ${Object.keys(CONTENDERS).join(", ")} (default: all;
                      mdq-duckdb always runs: it is the reference every answer is checked against)
   --soak M           also M minutes of mixed daily-sync traffic per MDQ store (RSS, p99 per minute)
-  --growth           also measure page latency against rows in the store and page number (slow)
+  --growth           also measure page latency against rows in the store and page number, then
+                     run the growth bench (bench/scale.mjs: first answers per scale, both stores; slow)
   --growth-sizes L   millions of rows for --growth (default 1,10,50)
+  --growth-scales L  demo scales of bench/scale.mjs under --growth (default 1,30,150,600)
   --postgres-url U   server holding the bench database (default postgres://root@127.0.0.1:5432/postgres)
   --save             write the committed bench/results/latest.json and latest.svg
                      (default: bench/results/local/, which git ignores)
@@ -29,7 +31,8 @@ export const USAGE = `npm run bench -- [flags]     (or: node bench/run.mjs [flag
   --profile DIR      run every MDQ contender with node --cpu-prof, its .cpuprofile written to DIR
 `;
 
-function positive(name, text, { integer = true } = {}) {
+/** `text` as a number > 0 (whole unless `integer` is false); throws naming `--name`. */
+export function positive(name, text, { integer = true } = {}) {
   const value = Number(text);
   if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
     throw new Error(`--${name} must be a ${integer ? "whole " : ""}number > 0; got ${JSON.stringify(text)}`);
@@ -44,7 +47,8 @@ function nonNegative(name, text) {
   return value;
 }
 
-function list(name, text, known) {
+/** `text` as a comma-separated list of names among `known`; throws naming `--name`. */
+export function list(name, text, known) {
   const names = text
     .split(",")
     .map((entry) => entry.trim())
@@ -61,7 +65,7 @@ function list(name, text, known) {
  * Where a run writes: an everyday run must not overwrite the committed figures, so only `--save`
  * (a run meant for the README) writes bench/results itself.
  */
-function resultsDirectory(save) {
+export function resultsDirectory(save) {
   return new URL(save ? "../results" : "../results/local", import.meta.url).pathname;
 }
 
@@ -83,6 +87,7 @@ export function readOptions(argv = process.argv.slice(2)) {
       growth: { type: "boolean", default: false },
       soak: { type: "string", default: "0" },
       "growth-sizes": { type: "string", default: "1,10,50" },
+      "growth-scales": { type: "string", default: "1,30,150,600" },
       "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
       save: { type: "boolean", default: false },
       out: { type: "string" },
@@ -114,6 +119,7 @@ export function readOptions(argv = process.argv.slice(2)) {
     growthSizes: values["growth-sizes"]
       .split(",")
       .map((size) => positive("growth-sizes", size, { integer: false }) * 1e6),
+    growthScales: values["growth-scales"].split(",").map((scale) => positive("growth-scales", scale)),
     postgresUrl: values["postgres-url"],
     out: values.out ?? resultsDirectory(values.save),
     keep: values.keep,

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { seedOnlyArgs } from "./demo-region.mjs";
 
 export const BENCH_DATABASE = "mdq_bench";
 const MDQ = new URL("../../packages/cli/dist/src/main.js", import.meta.url).pathname;
@@ -38,11 +39,9 @@ async function onServer(serverUrl, work) {
   }
 }
 
-/** Drops the bench database if it exists (closing other sessions on it). */
-export async function dropBenchDatabase(serverUrl) {
-  await onServer(serverUrl, (client) =>
-    client.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`),
-  );
+/** Drops the bench database (`database`, default mdq_bench) if it exists, closing its sessions. */
+export async function dropBenchDatabase(serverUrl, database = BENCH_DATABASE) {
+  await onServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
 }
 
 function cli(args, env) {
@@ -66,30 +65,24 @@ const PAGE_FUNCTION = `CREATE OR REPLACE FUNCTION public.bench_records_page(
   $$`;
 
 /**
- * Creates the bench database, migrates it with `mdq migrate`, seeds the demo with
- * `mdq demo --seed-only` and adds the page function. Returns its URL and the demo credentials file.
+ * Creates the bench database (`database`, default mdq_bench: a fresh one, dropped first if it
+ * exists), migrates it with `mdq migrate`, seeds the demo with `mdq demo --seed-only` and adds the
+ * page function. Returns its URL; the demo credentials are written to `credentialsFile`.
  */
-export async function seedPostgres({ serverUrl, scale, days, dataDir, credentialsFile }) {
-  await dropBenchDatabase(serverUrl);
-  await onServer(serverUrl, (client) => client.query(`CREATE DATABASE ${BENCH_DATABASE}`));
-  const url = databaseUrl(serverUrl, BENCH_DATABASE);
+export async function seedPostgres({
+  serverUrl,
+  scale,
+  days,
+  dataDir,
+  credentialsFile,
+  database = BENCH_DATABASE,
+}) {
+  await dropBenchDatabase(serverUrl, database);
+  await onServer(serverUrl, (client) => client.query(`CREATE DATABASE ${database}`));
+  const url = databaseUrl(serverUrl, database);
   const env = { MDQ_DATABASE_URL: url };
   cli(["migrate"], env);
-  cli(
-    [
-      "demo",
-      "--seed-only",
-      "--scale",
-      String(scale),
-      "--days",
-      String(days),
-      "--data",
-      dataDir,
-      "--credentials",
-      credentialsFile,
-    ],
-    env,
-  );
+  cli(seedOnlyArgs({ dataDir, credentialsFile, scale, days }), env);
   await onServer(url, async (client) => {
     await client.query(PAGE_FUNCTION);
     await client.query("ANALYZE");

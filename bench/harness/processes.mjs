@@ -5,6 +5,7 @@ import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 
 const DRIVE = new URL("./drive.mjs", import.meta.url).pathname;
@@ -140,5 +141,16 @@ export function sampleRss(pid) {
       running = false;
       return done;
     },
+  };
+}
+
+/** The machine a run is on, for its results file (the load average now: call again at the end). */
+export function machine() {
+  return {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model.trim(),
+    memoryGb: Math.round(totalmem() / 1024 ** 3),
+    node: process.versions.node,
+    loadAverageAtStart: loadavg()[0],
   };
 }

@@ -52,6 +52,9 @@ const STATUS_FAILURES: Record<number, AdminFailure> = {
 
 const NOT_RUNNING = "is `mdq serve` running for this data directory?";
 
+/** The media type of an answer that reports progress as it goes (docs/admin-api.md). */
+const PROGRESS_TYPE = "application/x-ndjson";
+
 /** A connection to one region's admin API. */
 export class AdminClient {
   readonly #token: string;
@@ -77,12 +80,49 @@ export class AdminClient {
     return this.#request<T>("POST", path, body);
   }
 
-  async #request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}` };
+  /**
+   * `POST path` with a JSON body, answered as it goes (`Accept: application/x-ndjson`, a load):
+   * `onProgress` gets each `{"progress": …}` line; resolves with the `{"result": …}` line, or
+   * fails as the plain answer would have.
+   */
+  async postWithProgress<T, Progress>(
+    path: string,
+    body: unknown,
+    onProgress: (progress: Progress) => void,
+  ): Promise<T> {
+    const response = await this.#send("POST", path, body, { accept: PROGRESS_TYPE });
+    if (!response.ok || !(response.headers.get("content-type") ?? "").startsWith(PROGRESS_TYPE)) {
+      return this.#answer<T>("POST", path, response);
+    }
+    const decoder = new TextDecoder();
+    let pending = "";
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      pending += decoder.decode(chunk, { stream: true });
+      for (let end = pending.indexOf("\n"); end !== -1; end = pending.indexOf("\n")) {
+        const line = JSON.parse(pending.slice(0, end)) as {
+          progress?: Progress;
+          result?: T;
+          status?: number;
+        };
+        pending = pending.slice(end + 1);
+        if (line.progress !== undefined) onProgress(line.progress);
+        else if (line.result !== undefined) return line.result;
+        else throw this.#failure(line.status ?? 500, line);
+      }
+    }
+    throw new AdminError("failed", `POST ${path}: the answer ended before the result`);
+  }
+
+  async #send(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}`, ...extra };
     if (body !== undefined) headers["content-type"] = "application/json";
-    let response: Response;
     try {
-      response = await fetch(`${this.url}${path}`, {
+      return await fetch(`${this.url}${path}`, {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -95,6 +135,13 @@ export class AdminClient {
         `cannot reach the admin API at ${this.url} (${why}): ${NOT_RUNNING}`,
       );
     }
+  }
+
+  async #request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.#answer<T>(method, path, await this.#send(method, path, body));
+  }
+
+  async #answer<T>(method: string, path: string, response: Response): Promise<T> {
     const text = await response.text();
     let answer: unknown;
     try {

@@ -41,6 +41,11 @@ export interface ServiceConfig {
   readonly pageCacheMb: number;
   /** Threads DuckDB runs each statement on (embedded store only); 0: one per core, DuckDB's default. */
   readonly duckdbThreads: number;
+  /**
+   * The embedded store's DuckDB memory limit in MB; past it, loads spill to disk (0: DuckDB's
+   * default, 80% of the machine's memory).
+   */
+  readonly duckdbMemoryMb: number;
   /** GraphiQL at `GET /graphql` for browsers (plugins/graphql-explorer.ts); off unless `MDQ_EXPLORER=on`. */
   readonly explorer: boolean;
 }
@@ -51,6 +56,12 @@ export interface ServiceConfig {
  * per page of a cold walk for no more throughput (docs/configuration.md, issue 11).
  */
 export const DEFAULT_DUCKDB_THREADS = 1;
+
+/**
+ * The embedded store's DuckDB memory limit by default, in MB: a load of any size stays within it,
+ * spilling its staging and sorting to disk (issue 19: a 10 M-row load within 512 MB of RSS).
+ */
+export const DEFAULT_DUCKDB_MEMORY_MB = 192;
 
 /** Thrown when a configuration value is invalid; the message names the key. */
 export class ConfigError extends Error {
@@ -86,6 +97,7 @@ export const CONFIG_ENV = {
   redisUrl: "MDQ_REDIS_URL",
   pageCacheMb: "MDQ_PAGE_CACHE_MB",
   duckdbThreads: "MDQ_DUCKDB_THREADS",
+  duckdbMemoryMb: "MDQ_DUCKDB_MEMORY_MB",
   explorer: "MDQ_EXPLORER",
 } as const;
 
@@ -189,6 +201,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       CONFIG_ENV.duckdbThreads,
       0,
       1024,
+    ),
+    duckdbMemoryMb: integer(
+      read("duckdbMemoryMb") ?? String(DEFAULT_DUCKDB_MEMORY_MB),
+      CONFIG_ENV.duckdbMemoryMb,
+      0,
+      1_048_576,
     ),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
   });

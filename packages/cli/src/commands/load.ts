@@ -6,6 +6,7 @@ import { REPLACE_SCOPES } from "@mdq/contract";
 import type { LoadSummary } from "@mdq/server";
 import { Command, Option } from "commander";
 import { connectAdmin } from "../admin-client.js";
+import { type LoadProgressReport, withLoadProgress } from "../load-progress-bar.js";
 import {
   type CommonFlags,
   calendarDate,
@@ -64,14 +65,23 @@ export function loadCommand(): Command {
   ).action(async (file: string, flags: LoadFlags) => {
     const path = existingFile(file);
     const admin = await connectAdmin(flags);
-    const answer = await admin.post<LoadAnswer>("/admin/loads", {
+    const body = {
       brandId: flags.brand,
       path,
       ...(flags.format === undefined ? {} : { format: flags.format }),
       ...(flags.map === undefined ? {} : { mapping: flags.map }),
       ...(flags.date === undefined ? {} : { processingDate: flags.date }),
       ...(flags.replace === undefined ? {} : { replace: flags.replace }),
-    });
+    };
+    // The answer is always streamed (a load of many millions of rows outlasts any wait for a
+    // plain answer's headers); the progress bar is only for a person at a terminal: `--json` and
+    // pipes get the result alone.
+    const load = (onProgress: (progress: LoadProgressReport) => void) =>
+      admin.postWithProgress<LoadAnswer, LoadProgressReport>("/admin/loads", body, onProgress);
+    const answer =
+      flags.json || !process.stderr.isTTY
+        ? await load(() => undefined)
+        : await withLoadProgress(process.stderr, load);
     emit(flags.json, answer, (load) =>
       [
         `Loaded ${count(load.rows)} rows for brand ${flags.brand}: ${load.days} days, ${orNone(load.from)} to ${orNone(load.to)}.`,

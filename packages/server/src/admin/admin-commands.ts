@@ -79,6 +79,8 @@ export interface LoadCommand {
   processingDate?: string;
   /** What the load replaces (replace-scope.ts); whole days by default. */
   replace?: ReplaceScope;
+  /** Where the file came from, as the load's log records it; the path by default. */
+  source?: string;
 }
 
 /** `POST /admin/publishes`; without `processingDate` the region's today is meant. */
@@ -206,6 +208,46 @@ export function loadCommand(body: Body): LoadCommand {
     ...(mapping ? { mapping: mapping as Record<string, string> } : {}),
     ...(processingDate === undefined ? {} : { processingDate }),
   };
+}
+
+/** The query of `POST /admin/loads/upload`: the fields of `POST /admin/loads` but the path. */
+export interface UploadQuery {
+  brandId?: unknown;
+  name?: unknown;
+  format?: unknown;
+  processingDate?: unknown;
+  replace?: unknown;
+  /** `canonical=fileColumn`, once per mapped column. */
+  map?: unknown;
+}
+
+/** The file name an upload is stored under: its own name's safe characters (its extension tells the format). */
+export function uploadFileName(query: UploadQuery): string {
+  const name = typeof query.name === "string" ? query.name.replace(/^.*[\\/]/, "") : "";
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(name) ? name : "upload";
+}
+
+/**
+ * Parses the query of `POST /admin/loads/upload` into a load of the uploaded file, which will be
+ * at `path`: checked before the body is read, so a bad query costs no upload.
+ */
+export function uploadCommand(query: UploadQuery, path: string): LoadCommand {
+  const maps = query.map === undefined ? [] : Array.isArray(query.map) ? query.map : [query.map];
+  const mapping: Record<string, string> = {};
+  for (const entry of maps) {
+    const match = typeof entry === "string" ? /^([^=]+)=(.+)$/.exec(entry) : null;
+    if (!match) throw new AdminError("BAD_INPUT", "map must be canonical=fileColumn");
+    mapping[match[1]!] = match[2]!;
+  }
+  const command = loadCommand({
+    brandId: query.brandId,
+    path,
+    ...(query.format === undefined ? {} : { format: query.format }),
+    ...(maps.length === 0 ? {} : { mapping }),
+    ...(query.processingDate === undefined ? {} : { processingDate: query.processingDate }),
+    ...(query.replace === undefined ? {} : { replace: query.replace }),
+  });
+  return { ...command, source: `upload ${uploadFileName(query)}` };
 }
 
 /** Parses `POST /admin/publishes`. */

@@ -4,7 +4,18 @@
  * at `GET /metrics`, without the admin token (docs/observability.md): scrapers rarely carry one,
  * and the metrics hold no secret, no client address and nothing an operator could change.
  */
-import Fastify, { type FastifyInstance } from "fastify";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough, Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import { AdminError, STORE_UNAVAILABLE_MESSAGE } from "../errors.js";
 import type { ServiceMetrics } from "../observability/metrics.js";
 import { StoreUnavailableError } from "../store/store.js";
@@ -14,6 +25,7 @@ import {
   changeGrantsCommand,
   createAppCommand,
   createBrandCommand,
+  type LoadCommand,
   loadCommand,
   loadFxCommand,
   NOT_AN_OBJECT,
@@ -21,6 +33,9 @@ import {
   OBJECT_BODY,
   publishCommand,
   rotateSecretCommand,
+  type UploadQuery,
+  uploadCommand,
+  uploadFileName,
 } from "./admin-commands.js";
 import { adminTokenMatches } from "./admin-token.js";
 import type { RegionAdmin } from "./region-admin.js";
@@ -40,6 +55,77 @@ type BrandQuery = { Querystring: { brandId?: unknown } };
 /** The route served without the admin token. */
 const METRICS_ROUTE = "/metrics";
 
+/** What an error answers: status, body's `error`, and `Retry-After` when the store is down. */
+function errorAnswer(
+  error: unknown,
+  log: FastifyBaseLogger,
+): { status: number; error: { code: string; message: string; details?: unknown }; retryAfter?: number } {
+  if (error instanceof AdminError) {
+    return {
+      status: error.status,
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.details ? { details: error.details } : {}),
+      },
+    };
+  }
+  if (error instanceof StoreUnavailableError) {
+    return {
+      status: 503,
+      error: { code: "UNAVAILABLE", message: STORE_UNAVAILABLE_MESSAGE },
+      retryAfter: error.retryAfterSeconds,
+    };
+  }
+  const status = (error as { statusCode?: number }).statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return { status: 400, error: { code: "BAD_INPUT", message: "the request is malformed" } };
+  }
+  log.error({ err: error }, "admin operation failed");
+  return { status: 500, error: { code: "INTERNAL", message: "internal error; nothing was changed" } };
+}
+
+/** The media type of a load answered as it goes: progress lines, then the result or the error. */
+export const LOAD_PROGRESS_TYPE = "application/x-ndjson";
+
+/**
+ * Runs a load. A client that accepts `application/x-ndjson` gets 200 and one JSON object per
+ * line as the load goes — `{"progress": …}` reports, then `{"result": …}`, or `{"status", "error"}`
+ * with the status and error the plain answer would have had; any other client the plain answer.
+ * `cleanUp` runs when the load has ended either way.
+ */
+async function answerLoad(
+  admin: RegionAdmin,
+  command: LoadCommand,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  cleanUp: () => Promise<void> = async () => undefined,
+) {
+  if (!(request.headers.accept ?? "").includes(LOAD_PROGRESS_TYPE)) {
+    try {
+      return await admin.load(command);
+    } finally {
+      await cleanUp();
+    }
+  }
+  const lines = new PassThrough();
+  const send = (value: unknown) => lines.write(`${JSON.stringify(value)}\n`);
+  void admin
+    .load(command, (progress) => send({ progress }))
+    .then(
+      (result) => send({ result }),
+      (error: unknown) => {
+        const answer = errorAnswer(error, request.log);
+        send({ status: answer.status, error: answer.error });
+      },
+    )
+    .finally(async () => {
+      await cleanUp();
+      lines.end();
+    });
+  return reply.type(LOAD_PROGRESS_TYPE).send(lines);
+}
+
 /** Builds (does not start) the admin listener over `admin`, guarded by `token`; `metrics` adds `/metrics`. */
 export function buildAdminListener(
   admin: RegionAdmin,
@@ -57,29 +143,12 @@ export function buildAdminListener(
       new AdminError("BAD_INPUT", dataVar === "body" ? NOT_AN_OBJECT : "the request is malformed"),
   });
   app.setErrorHandler((error, request, reply) => {
-    if (error instanceof AdminError) {
-      const body: { code: string; message: string; details?: unknown } = {
-        code: error.code,
-        message: error.message,
-      };
-      if (error.details) body.details = error.details;
-      return reply.code(error.status).send({ error: body });
-    }
-    if (error instanceof StoreUnavailableError) {
-      return reply
-        .code(503)
-        .header("retry-after", String(error.retryAfterSeconds))
-        .send({ error: { code: "UNAVAILABLE", message: STORE_UNAVAILABLE_MESSAGE } });
-    }
-    const status = (error as { statusCode?: number }).statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return reply.code(400).send({ error: { code: "BAD_INPUT", message: "the request is malformed" } });
-    }
-    request.log.error({ err: error }, "admin operation failed");
-    return reply
-      .code(500)
-      .send({ error: { code: "INTERNAL", message: "internal error; nothing was changed" } });
+    const answer = errorAnswer(error, request.log);
+    if (answer.retryAfter !== undefined) reply.header("retry-after", String(answer.retryAfter));
+    return reply.code(answer.status).send({ error: answer.error });
   });
+  // An upload's body reaches its route as the request stream, never buffered (any size).
+  app.addContentTypeParser("application/octet-stream", (_request, payload, done) => done(null, payload));
   app.setNotFoundHandler((request, reply) =>
     reply
       .code(404)
@@ -127,7 +196,26 @@ export function buildAdminListener(
     admin.changeGrants(changeGrantsCommand(request.body), "remove"),
   );
   app.post<{ Body: Body }>("/admin/fx", COMMAND, (request) => admin.loadFx(loadFxCommand(request.body)));
-  app.post<{ Body: Body }>("/admin/loads", COMMAND, (request) => admin.load(loadCommand(request.body)));
+  app.post<{ Body: Body }>("/admin/loads", COMMAND, (request, reply) =>
+    answerLoad(admin, loadCommand(request.body), request, reply),
+  );
+  app.post<{ Querystring: UploadQuery }>("/admin/loads/upload", async (request, reply) => {
+    if (!(request.body instanceof Readable)) {
+      throw new AdminError("BAD_INPUT", "an upload's body is the file, sent as application/octet-stream");
+    }
+    const folder = await mkdtemp(join(tmpdir(), "mdq-upload-"));
+    try {
+      const path = join(folder, uploadFileName(request.query));
+      const command = uploadCommand(request.query, path);
+      await pipeline(request.body, createWriteStream(path));
+      return await answerLoad(admin, command, request, reply, () =>
+        rm(folder, { recursive: true, force: true }),
+      );
+    } catch (error) {
+      await rm(folder, { recursive: true, force: true });
+      throw error;
+    }
+  });
   app.post<{ Body: Body }>("/admin/publishes", COMMAND, (request) =>
     admin.publish(publishCommand(request.body)),
   );

@@ -4,7 +4,7 @@
  * applies to this process's next request (its app cache is cleared) and is announced on the
  * change feed, so that the region's other instances apply it at once too.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { todayIn } from "../calendar.js";
@@ -12,6 +12,7 @@ import { type Change, type ChangeFeed, SOLO_CHANGE_FEED } from "../cluster/chang
 import { AdminError } from "../errors.js";
 import { readFxFile } from "../load/fx-file.js";
 import { LoadFileError } from "../load/load-errors.js";
+import { type LoadProgressListener, LoadProgressReporter } from "../load/load-progress.js";
 import { readRecordsFile } from "../load/records-file.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import { generateAppClientId, generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
@@ -22,8 +23,6 @@ import {
   type BrandDirectory,
   type Grants,
   type LoadSummary,
-  loadsParquet,
-  type ParquetLoads,
   RecordIdConflictError,
   type RecordLoads,
   type RecordReads,
@@ -105,12 +104,7 @@ function fileRejected(error: unknown): never {
 
 /** The operations of `mdq` on one region. */
 export class RegionAdmin {
-  /** The store's native Parquet loads, when its engine has them (checked once). */
-  private readonly parquetLoads: ParquetLoads | undefined;
-
-  constructor(private readonly options: RegionAdminOptions) {
-    this.parquetLoads = loadsParquet(options.store) ? options.store : undefined;
-  }
+  constructor(private readonly options: RegionAdminOptions) {}
 
   private get store(): RegionAdminStore {
     return this.options.store;
@@ -242,24 +236,46 @@ export class RegionAdmin {
     };
   }
 
-  async load(command: LoadCommand): Promise<LoadSummary> {
+  /** Loads a records file; `onProgress` is told how far it has got (a streamed `POST /admin/loads`). */
+  async load(command: LoadCommand, onProgress?: LoadProgressListener): Promise<LoadSummary> {
     const brand = await this.brand(command.brandId);
     const { path, format, mapping } = command;
     const processingDate = command.processingDate ?? this.today();
+    const progress = new LoadProgressReporter(
+      onProgress,
+      await stat(path).then(
+        (info) => info.size,
+        () => 0,
+      ),
+    );
     const file = await readRecordsFile(path, {
       ...(format ? { format } : {}),
       ...(mapping ? { mapping } : {}),
+      progress,
     }).catch(fileRejected);
-    const origin = { processingDate, source: path, ...(command.replace ? { replace: command.replace } : {}) };
-    const parquet = this.parquetLoads;
-    const handOver = parquet ? await mkdtemp(join(tmpdir(), "mdq-load-")) : undefined;
+    const onReplacing = () => progress.phase("replacing");
+    const origin = {
+      processingDate,
+      source: command.source ?? path,
+      ...(command.replace ? { replace: command.replace } : {}),
+    };
+    const handOver = await mkdtemp(join(tmpdir(), "mdq-load-"));
     try {
-      if (parquet && handOver) {
-        const columnar = join(handOver, "records.parquet");
-        await file.exportParquet(columnar);
-        return await parquet.replaceRecordsFromParquet(brand.brandId, columnar, origin);
+      // The checked rows go to the store as a file it reads itself, converted and sorted by DuckDB;
+      // the scratch database is closed before the store's transaction, so the two never hold
+      // memory at once.
+      const stored = join(handOver, `records.${this.store.storedFileFormat}`);
+      try {
+        progress.phase("writing");
+        await file.exportStored(stored, this.store.storedFileFormat);
+      } finally {
+        file.close();
       }
-      return await this.store.replaceRecords(brand.brandId, file.records(), origin);
+      return await this.store.replaceRecordsFromStoredFile(
+        brand.brandId,
+        { path: stored, sorted: true, onReplacing },
+        origin,
+      );
     } catch (error) {
       if (error instanceof RecordIdConflictError) {
         throw new AdminError(
@@ -275,8 +291,7 @@ export class RegionAdmin {
       }
       throw error;
     } finally {
-      file.close();
-      if (handOver) await rm(handOver, { recursive: true, force: true });
+      await rm(handOver, { recursive: true, force: true });
     }
   }
 

@@ -3,7 +3,10 @@
  * anything reaches the store. DuckDB parses CSV (RFC 4180 quoting), NDJSON and Parquet; this
  * module adds what an operator needs on top: the file's own line numbers for every problem.
  */
-import { open, readFile, stat } from "node:fs/promises";
+import { createReadStream, rmSync } from "node:fs";
+import { mkdtemp, open, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { LoadProblem } from "./load-errors.js";
 
@@ -15,10 +18,30 @@ export interface Scratch {
   close(): void;
 }
 
-/** Opens an in-memory DuckDB for one load file. */
+/**
+ * The memory a load's scratch database may hold; past it DuckDB spills to a temporary directory,
+ * so the memory of a load does not depend on the file's size (issue 19).
+ */
+export const SCRATCH_MEMORY_LIMIT = "160MB";
+
+/**
+ * Opens an in-memory DuckDB for one load file, capped at `SCRATCH_MEMORY_LIMIT` and spilling to
+ * a private temporary directory, which `close()` removes.
+ */
 export async function openScratch(): Promise<Scratch> {
-  const instance = await DuckDBInstance.create(":memory:");
-  const connection = await instance.connect();
+  const spill = await mkdtemp(join(tmpdir(), "mdq-scratch-"));
+  let instance: DuckDBInstance;
+  let connection: DuckDBConnection;
+  try {
+    instance = await DuckDBInstance.create(":memory:", {
+      memory_limit: SCRATCH_MEMORY_LIMIT,
+      temp_directory: spill,
+    });
+    connection = await instance.connect();
+  } catch (error) {
+    rmSync(spill, { recursive: true, force: true });
+    throw error;
+  }
   let closed = false;
   return {
     connection,
@@ -28,6 +51,7 @@ export async function openScratch(): Promise<Scratch> {
       closed = true;
       connection.closeSync();
       instance.closeSync();
+      rmSync(spill, { recursive: true, force: true });
     },
   };
 }
@@ -220,46 +244,90 @@ async function rejectedRows(connection: DuckDBConnection, path: string): Promise
   return problems;
 }
 
-/** 1-based line numbers of byte offsets of a file (offsets ascending). */
+/** 1-based line numbers of byte offsets of a file (offsets ascending), read chunk by chunk. */
 async function linesAtBytes(path: string, offsets: number[]): Promise<number[]> {
-  const bytes = await readFile(path);
   const lines: number[] = [];
   let line = 1;
-  let position = 0;
-  for (const offset of offsets) {
-    const end = Math.min(offset, bytes.length);
-    for (; position < end; position += 1) if (bytes[position] === 0x0a) line += 1;
+  let chunkStart = 0;
+  let next = 0;
+  const settle = (end: number, bytes: Buffer) => {
+    for (; next < offsets.length && offsets[next]! <= end; next += 1) {
+      const stop = offsets[next]! - chunkStart;
+      let counted = line;
+      for (let position = 0; position < stop; position += 1) if (bytes[position] === 0x0a) counted += 1;
+      lines.push(counted);
+    }
+  };
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    if (next === offsets.length) break;
+    settle(chunkStart + chunk.length - 1, chunk);
+    for (const byte of chunk) if (byte === 0x0a) line += 1;
+    chunkStart += chunk.length;
+  }
+  while (next < offsets.length) {
     lines.push(line);
+    next += 1;
   }
   return lines;
 }
 
 /**
- * The line on which each CSV record after the header starts, in the order DuckDB reads them:
- * quoted fields may span lines, and empty lines are skipped. Only computed when a file has
- * problems to report.
+ * Calls `found(index, line)` with the line on which each CSV record after the header starts, in
+ * the order DuckDB reads them (quoted fields may span lines, and empty lines are skipped), reading
+ * the file chunk by chunk; stops early when `found` returns false.
  */
-export async function csvRecordLines(path: string): Promise<number[]> {
-  const bytes = await readFile(path);
-  const starts: number[] = [];
+async function scanCsvRecordLines(
+  path: string,
+  found: (index: number, line: number) => boolean,
+): Promise<void> {
   let line = 1;
   let recordLine = 1;
   let empty = true;
   let quoted = false;
-  for (let index = 0; index < bytes.length; index += 1) {
-    const byte = bytes[index];
-    if (byte === 0x22) {
-      quoted = !quoted;
-      empty = false;
-    } else if (byte === 0x0a) {
-      if (!quoted) {
-        if (!empty) starts.push(recordLine);
-        recordLine = line + 1;
-        empty = true;
-      }
-      line += 1;
-    } else if (byte !== 0x0d) empty = false;
+  // The header is record -1.
+  let index = -1;
+  const record = (): boolean => {
+    const wanted = index < 0 || found(index, recordLine);
+    index += 1;
+    return wanted;
+  };
+  for await (const bytes of createReadStream(path) as AsyncIterable<Buffer>) {
+    for (let position = 0; position < bytes.length; position += 1) {
+      const byte = bytes[position];
+      if (byte === 0x22) {
+        quoted = !quoted;
+        empty = false;
+      } else if (byte === 0x0a) {
+        if (!quoted) {
+          if (!empty && !record()) return;
+          recordLine = line + 1;
+          empty = true;
+        }
+        line += 1;
+      } else if (byte !== 0x0d) empty = false;
+    }
   }
-  if (!empty) starts.push(recordLine);
-  return starts.slice(1);
+  if (!empty) record();
+}
+
+/** The line on which each CSV record after the header starts (for small files: FX rates). */
+export async function csvRecordLines(path: string): Promise<number[]> {
+  const starts: number[] = [];
+  await scanCsvRecordLines(path, (_, line) => starts.push(line) > 0);
+  return starts;
+}
+
+/**
+ * The lines on which the CSV records of the given 0-based indexes start (`undefined` past the
+ * last record). Reads the file only up to the last one wanted, and holds only the answers: the
+ * lookup of a rejected file's problems, at any size.
+ */
+export async function csvLinesOfRecords(path: string, indexes: number[]): Promise<(number | undefined)[]> {
+  const wanted = new Map<number, number | undefined>(indexes.map((index) => [index, undefined]));
+  const last = Math.max(-1, ...indexes);
+  await scanCsvRecordLines(path, (index, line) => {
+    if (wanted.has(index)) wanted.set(index, line);
+    return index < last;
+  });
+  return indexes.map((index) => wanted.get(index));
 }

@@ -7,7 +7,7 @@
 import type { LoadFormat } from "@mdq/contract";
 import {
   csvFieldColumn,
-  csvRecordLines,
+  csvLinesOfRecords,
   describeColumns,
   quoteIdentifier,
   readCsvHeader,
@@ -70,13 +70,12 @@ export const STAGERS: Record<RecordsFileFormat, Stager> = {
     await scratch.connection.run(
       `CREATE VIEW staged AS SELECT rowid AS row_index, ${select.join(", ")} FROM file_rows`,
     );
-    let recordLines: number[] | undefined;
     return {
       columns: new Set(resolved.columns.keys()),
       position: "line",
       async lines(rowIndexes) {
-        recordLines ??= await csvRecordLines(path);
-        return rowIndexes.map((index) => recordLines![index] ?? index + 2);
+        const found = await csvLinesOfRecords(path, rowIndexes);
+        return rowIndexes.map((index, position) => found[position] ?? index + 2);
       },
       floatSources: {},
     };

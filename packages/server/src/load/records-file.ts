@@ -9,6 +9,7 @@
  */
 import { checkLoadFile, openScratch } from "./file-staging.js";
 import { type LoadProblem, RecordsFileError } from "./load-errors.js";
+import type { LoadProgressReporter } from "./load-progress.js";
 import { checkRows } from "./record-checks.js";
 import { RECORD_COLUMNS } from "./record-rules.js";
 import { countRows, type RecordsFileFormat, STAGERS } from "./record-stagers.js";
@@ -25,6 +26,8 @@ export interface ReadRecordsOptions {
   format?: RecordsFileFormat;
   /** Canonical column name → the file's column name, for files with other names. */
   mapping?: Partial<Record<string, string>>;
+  /** Told how far the reading and checking have got (`mdq load`'s progress bar). */
+  progress?: LoadProgressReporter;
 }
 
 /**
@@ -54,9 +57,12 @@ export async function readRecordsFile(path: string, options: ReadRecordsOptions 
   if (fileProblem) throw new RecordsFileError(path, [fileProblem]);
 
   const scratch = await openScratch();
+  const { progress } = options;
   try {
+    await progress?.watchReading(scratch.connection);
     const staged = await STAGERS[format](scratch, path, mapping);
     const rowCount = await countRows(scratch);
+    progress?.read(rowCount);
     if (rowCount === 0) {
       throw new RecordsFileError(path, [{ line: 0, message: "the file holds no records" }], {
         position: staged.position,
@@ -65,6 +71,7 @@ export async function readRecordsFile(path: string, options: ReadRecordsOptions 
     await checkRows(scratch, path, staged, rowCount);
     return await checkedRecordsFile(scratch, format, staged, rowCount);
   } catch (error) {
+    progress?.stop();
     scratch.close();
     if (error instanceof RecordsFileError) throw error;
     throw new RecordsFileError(path, [

@@ -1,8 +1,9 @@
 /**
  * The read-back of a checked records file: the staged rows converted to stored types, handed to a
- * store record by record (`records()`) or as one Parquet file (`exportParquet`).
+ * store as one file it reads natively (`exportStored`: Parquet or CSV), or record by record
+ * (`records()`, for callers that want JavaScript objects).
  */
-import type { StoredRecord } from "../store/store.js";
+import type { StoredFileFormat, StoredRecord } from "../store/store.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
 import type { RecordsFileFormat, Staged } from "./record-stagers.js";
@@ -16,10 +17,14 @@ export interface RecordsFile {
   /** The records in file order; may be iterated more than once (not concurrently). */
   records(): AsyncIterable<StoredRecord>;
   /**
-   * Writes the checked records, in stored types and columns (`STORED_RECORD_COLUMNS`), sorted by
-   * date and record id, to a Parquet file: a columnar hand-over to a store that reads Parquet,
-   * about 3 s per million rows cheaper than `records()`.
+   * Writes the checked records, in stored types and columns (`STAGING_COLUMNS` of store/record-replace.ts), sorted by
+   * date and record id, to a file a store reads natively: Parquet (DuckDB) or headerless CSV
+   * (PostgreSQL's `COPY ... (FORMAT csv)`). DuckDB converts and writes them column by column,
+   * spilling to disk past its memory limit: no JavaScript object per row, memory independent of
+   * the file's size.
    */
+  exportStored(target: string, format: StoredFileFormat): Promise<void>;
+  /** `exportStored(target, "parquet")`. */
   exportParquet(target: string): Promise<void>;
   close(): void;
 }
@@ -29,7 +34,7 @@ const TEXT_COLUMNS = RECORD_COLUMNS.filter(
   (column) => column !== "impressions" && column !== "clicks" && !AMOUNT_COLUMNS.has(column),
 );
 
-/** Rows of text fetched at once (see `checkedRecordsFile`). */
+/** Rows of text fetched at once (see `readChecked`). */
 const TEXT_BLOCK_ROWS = 65_536;
 
 /** Joins the values of a text block; text values cannot contain it (control characters are refused). */
@@ -42,14 +47,15 @@ interface ReadPlan {
   blocked: { column: RecordColumn; expression: string }[];
 }
 
+/** A whole number of a checked count column, as stored. */
+const countOf = (x: string) => `CAST(split_part(${x}, '.', 1) AS BIGINT)`;
+/** A checked decimal amount in ten-thousandths, exactly (integer arithmetic on its digits). */
+const tenThousandths = (x: string) =>
+  `CAST(split_part(${x}, '.', 1) AS BIGINT) * 10000 + CAST(rpad(left(split_part(${x}, '.', 2), 4), 4, '0') AS BIGINT)`;
+
 /**
- * Converts the checked rows to stored types (exact integer arithmetic) into the table `checked`.
- *
- * Turning a DuckDB string into a JavaScript string costs far more than reading a number, so text
- * reaches JavaScript in bulk: a column with few distinct values as integer codes into its list of
- * values (an ENUM's dictionary); any other as one joined string per block of rows, split in
- * JavaScript, queried from `staged` block by block while the records are read. For a million
- * rows this is several times faster than value by value, and holds only one block of text.
+ * A checked records file over the staged rows. Nothing is converted until the records are asked
+ * for: `exportStored` converts them in the one statement that writes them.
  */
 export async function checkedRecordsFile(
   scratch: Scratch,
@@ -58,14 +64,53 @@ export async function checkedRecordsFile(
   rowCount: number,
 ): Promise<RecordsFile> {
   const { connection } = scratch;
+  const recordId = staged.columns.has("record_id")
+    ? "record_id"
+    : `substr(sha256(${NATURAL_KEY.join(" || '|' || ")}), 1, 24)`;
+  const days = await distinctDays(scratch);
+  let plan: Promise<ReadPlan> | undefined;
+  const exportStored = async (target: string, stored: StoredFileFormat) => {
+    const options = stored === "parquet" ? "FORMAT parquet" : "FORMAT csv, HEADER false";
+    await connection.run(
+      `COPY (
+        SELECT ${recordId} AS record_id, CAST(date AS DATE) AS date, market, data_source, channel, campaign_id,
+          campaign_name, ${countOf("impressions")} AS impressions, ${countOf("clicks")} AS clicks,
+          ${tenThousandths("spend")} AS spend_e4, ${tenThousandths("conversions")} AS conversions_e4,
+          ${tenThousandths("revenue")} AS revenue_e4, currency
+        FROM staged ORDER BY 2, 1
+      ) TO ${sqlString(target)} (${options})`,
+    );
+  };
+  return {
+    format,
+    rowCount,
+    days: days.sort(),
+    records: async function* () {
+      plan ??= readPlan(scratch, rowCount, recordId);
+      yield* readChecked(scratch, await plan);
+    },
+    exportStored,
+    exportParquet: (target) => exportStored(target, "parquet"),
+    close: () => scratch.close(),
+  };
+}
+
+/**
+ * Converts the checked rows to stored types (exact integer arithmetic) into the table `checked`,
+ * for `records()`.
+ *
+ * Turning a DuckDB string into a JavaScript string costs far more than reading a number, so text
+ * reaches JavaScript in bulk: a column with few distinct values as integer codes into its list of
+ * values (an ENUM's dictionary); any other as one joined string per block of rows, split in
+ * JavaScript, queried from `staged` block by block while the records are read.
+ */
+async function readPlan(scratch: Scratch, rowCount: number, recordId: string): Promise<ReadPlan> {
+  const { connection } = scratch;
   const candidates = TEXT_COLUMNS.filter((column) => column !== "record_id");
   const distinct = await connection.runAndReadAll(
     `SELECT ${candidates.map((column) => `count(DISTINCT ${column}) AS ${column}`).join(", ")} FROM staged`,
   );
   const distinctCounts = distinct.getRowObjectsJS()[0]!;
-  const recordId = staged.columns.has("record_id")
-    ? "record_id"
-    : `substr(sha256(${NATURAL_KEY.join(" || '|' || ")}), 1, 24)`;
   const plan: ReadPlan = {
     dictionaries: new Map(),
     blocked: [{ column: "record_id", expression: recordId }],
@@ -82,8 +127,6 @@ export async function checkedRecordsFile(
     codes.push(`enum_code(CAST(${column} AS ${column}_values)) AS ${column}`);
   }
   const count = (x: string) => `CAST(split_part(${x}, '.', 1) AS INTEGER)`;
-  const tenThousandths = (x: string) =>
-    `CAST(split_part(${x}, '.', 1) AS BIGINT) * 10000 + CAST(rpad(left(split_part(${x}, '.', 2), 4), 4, '0') AS BIGINT)`;
   await connection.run(
     `CREATE TABLE checked AS SELECT ${["CAST(row_index AS INTEGER) AS row_index", ...codes].join(", ")},
        ${count("impressions")} AS impressions, ${count("clicks")} AS clicks,
@@ -91,28 +134,7 @@ export async function checkedRecordsFile(
        ${tenThousandths("revenue")} AS revenue_e4
      FROM staged`,
   );
-  const days = plan.dictionaries.get("date") ?? (await distinctDays(scratch));
-  return {
-    format,
-    rowCount,
-    days: [...days].sort(),
-    records: () => readChecked(scratch, plan),
-    exportParquet: async (target) => {
-      await connection.run(
-        `COPY (
-          SELECT s.record_id, CAST(s.date AS DATE) AS date, s.market, s.data_source, s.channel, s.campaign_id,
-            s.campaign_name, CAST(c.impressions AS BIGINT) AS impressions, CAST(c.clicks AS BIGINT) AS clicks,
-            c.spend_e4, c.conversions_e4, c.revenue_e4, s.currency
-          FROM (SELECT row_index, ${recordId} AS record_id, date, market, data_source, channel, campaign_id,
-                  campaign_name, currency FROM staged) s
-          JOIN (SELECT row_index, impressions, clicks, spend_e4, conversions_e4, revenue_e4 FROM checked) c
-            USING (row_index)
-          ORDER BY date, record_id
-        ) TO ${sqlString(target)} (FORMAT parquet)`,
-      );
-    },
-    close: () => scratch.close(),
-  };
+  return plan;
 }
 
 async function distinctDays(scratch: Scratch): Promise<string[]> {

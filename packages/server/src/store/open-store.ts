@@ -24,7 +24,11 @@ export interface OpenStoreOptions {
  * @example const store = await openStore(loadConfig());
  */
 export async function openStore(config: ServiceConfig, options: OpenStoreOptions = {}): Promise<Store> {
-  if (config.databaseUrl === null) return openDuckDbStore(config.dataDir, { threads: config.duckdbThreads });
+  if (config.databaseUrl === null)
+    return openDuckDbStore(config.dataDir, {
+      threads: config.duckdbThreads,
+      memoryMb: config.duckdbMemoryMb,
+    });
   return openPostgresStore({
     url: config.databaseUrl,
     poolSize: config.databasePoolSize,

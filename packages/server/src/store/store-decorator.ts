@@ -23,7 +23,9 @@ import {
   type ParquetLoads,
   type ReadinessFacts,
   type Store,
+  type StoredFileFormat,
   type StoredRecord,
+  type StoredRecordsFile,
 } from "./store.js";
 
 type Row = Record<string, unknown>;
@@ -136,6 +138,20 @@ export class StoreDecorator implements Store, Partial<ParquetLoads>, Partial<Key
     origin?: LoadOrigin,
   ): Promise<LoadSummary> {
     return this.forward("replaceRecords", () => this.inner.replaceRecords(brandId, records, origin));
+  }
+
+  get storedFileFormat(): StoredFileFormat {
+    return this.inner.storedFileFormat;
+  }
+
+  replaceRecordsFromStoredFile(
+    brandId: string,
+    file: StoredRecordsFile,
+    origin: LoadOrigin,
+  ): Promise<LoadSummary> {
+    return this.forward("replaceRecordsFromStoredFile", () =>
+      this.inner.replaceRecordsFromStoredFile(brandId, file, origin),
+    );
   }
 
   hasLoad(brandId: string, processingDate: string): Promise<boolean> {

@@ -86,6 +86,21 @@ export interface LoadOrigin {
   replace?: ReplaceScope;
 }
 
+/** The file formats a store reads a checked load from: Parquet (DuckDB) or CSV (PostgreSQL's COPY). */
+export type StoredFileFormat = "parquet" | "csv";
+
+/**
+ * A checked load as a file of stored records (`RecordsFile.exportStored`): the columns of
+ * `STAGING_COLUMNS` (record-replace.ts), CSV without a header.
+ */
+export interface StoredRecordsFile {
+  path: string;
+  /** Whether the rows are in (date, record_id) order already (then they are not sorted again). */
+  sorted: boolean;
+  /** Called when the rows are staged and the final transaction starts replacing (progress). */
+  onReplacing?: () => void;
+}
+
 /** A brand's data at a glance, for `mdq status`. */
 export interface BrandDataStatus {
   rows: number;
@@ -156,6 +171,18 @@ export interface RecordLoads {
     brandId: string,
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
     origin?: LoadOrigin,
+  ): Promise<LoadSummary>;
+  /** The format of file `replaceRecordsFromStoredFile` reads. */
+  readonly storedFileFormat: StoredFileFormat;
+  /**
+   * Like `replaceRecords`, from a file of stored records that the engine reads itself (DuckDB's
+   * `read_parquet`, PostgreSQL's `COPY FROM STDIN` fed from the file): no JavaScript object per
+   * row, and memory independent of the file's size.
+   */
+  replaceRecordsFromStoredFile(
+    brandId: string,
+    file: StoredRecordsFile,
+    origin: LoadOrigin,
   ): Promise<LoadSummary>;
   /** Whether a load for `processingDate` has completed for the brand. */
   hasLoad(brandId: string, processingDate: string): Promise<boolean>;

@@ -13,29 +13,23 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
-import {
-  type SqlRun,
-  stampFxChange,
-  stampGrantChange,
-  stampLoad,
-  stampNarrowingChange,
-} from "../data-versions.js";
+import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
-import { replacedBy } from "../replace-scope.js";
+import { defaultOrigin, replaceFromStaging, STAGING_COLUMNS } from "../record-replace.js";
 import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import { SqlStore } from "../sql-store.js";
-import {
-  type App,
-  type Brand,
-  type FxRate,
-  type Grants,
-  type LoadOrigin,
-  type LoadSummary,
-  type ParquetLoads,
-  RecordIdConflictError,
-  type Store,
-  type StoredRecord,
+import type {
+  App,
+  Brand,
+  FxRate,
+  Grants,
+  LoadOrigin,
+  LoadSummary,
+  ParquetLoads,
+  Store,
+  StoredRecord,
+  StoredRecordsFile,
 } from "../store.js";
 import { ConnectionPool } from "./connection-pool.js";
 import { DUCKDB_SCHEMA } from "./schema.js";
@@ -52,6 +46,11 @@ type Row = Record<string, unknown>;
 export interface DuckDbOptions {
   /** Threads per statement (`MDQ_DUCKDB_THREADS`); 0 or absent: one per core, DuckDB's default. */
   threads?: number;
+  /**
+   * DuckDB's memory limit in MB (`MDQ_DUCKDB_MEMORY_MB`); past it, a load's staging and sorting
+   * spill to `<file>.tmp`. 0 or absent: DuckDB's default (80% of the machine's memory).
+   */
+  memoryMb?: number;
 }
 
 /** Opens (creating if needed) the DuckDB store of a data directory; `:memory:` for tests. */
@@ -65,7 +64,11 @@ export async function openDuckDbStore(
     path = join(dataDir, DUCKDB_FILE);
   }
   const threads = options.threads ?? 0;
-  const instance = await DuckDBInstance.create(path, threads > 0 ? { threads: String(threads) } : {});
+  const memoryMb = options.memoryMb ?? 0;
+  const instance = await DuckDBInstance.create(path, {
+    ...(threads > 0 ? { threads: String(threads) } : {}),
+    ...(memoryMb > 0 ? { memory_limit: `${memoryMb}MB` } : {}),
+  });
   const writer = await instance.connect();
   for (const statement of DUCKDB_SCHEMA) await writer.run(statement);
   const readers = await ConnectionPool.open(instance, READ_CONNECTIONS);
@@ -276,11 +279,11 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
   async replaceRecords(
     brandId: string,
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
-    origin: LoadOrigin = { processingDate: new Date().toISOString().slice(0, 10), source: "api" },
+    origin: LoadOrigin = defaultOrigin(),
   ): Promise<LoadSummary> {
-    return this.replaceStaged(brandId, origin, async (connection, staging) => {
+    return this.replaceStaged(brandId, origin, { sorted: false }, async (connection, staging) => {
       await connection.run(
-        `CREATE TEMP TABLE ${staging} AS SELECT * EXCLUDE (brand_id) FROM records LIMIT 0`,
+        `CREATE TEMP TABLE ${staging} AS SELECT ${STAGING_COLUMNS.join(", ")} FROM records LIMIT 0`,
       );
       const appender = await connection.createAppender(staging, null, "temp");
       const dates = new Map<string, ReturnType<typeof dateValue>>();
@@ -318,12 +321,21 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
    * DuckDB reads it column by column, with no JavaScript object per row.
    */
   async replaceRecordsFromParquet(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary> {
-    return this.replaceStaged(brandId, origin, async (connection, staging) => {
+    return this.replaceRecordsFromStoredFile(brandId, { path, sorted: false }, origin);
+  }
+
+  /** DuckDB reads a checked load as Parquet (`RecordsFile.exportStored`). */
+  readonly storedFileFormat = "parquet" as const;
+
+  async replaceRecordsFromStoredFile(
+    brandId: string,
+    file: StoredRecordsFile,
+    origin: LoadOrigin,
+  ): Promise<LoadSummary> {
+    return this.replaceStaged(brandId, origin, file, async (connection, staging) => {
       await connection.run(
-        `CREATE TEMP TABLE ${staging} AS SELECT record_id, date, market, data_source, channel, campaign_id,
-          campaign_name, impressions, clicks, spend_e4, conversions_e4, revenue_e4, currency
-          FROM read_parquet(?)`,
-        [path],
+        `CREATE TEMP TABLE ${staging} AS SELECT ${STAGING_COLUMNS.join(", ")} FROM read_parquet(?)`,
+        [file.path],
       );
       const [row] = (
         await connection.runAndReadAll(`SELECT count(*) AS n FROM ${staging}`)
@@ -334,72 +346,27 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
 
   /**
    * In one transaction: `stage` fills a temporary table with the load's rows (returning how many),
-   * then the brand's rows on those days are replaced by them and the load is logged.
+   * then they replace the brand's rows they cover (record-replace.ts) and the load is logged.
    */
   private replaceStaged(
     brandId: string,
     origin: LoadOrigin,
+    { sorted, onReplacing }: Omit<StoredRecordsFile, "path">,
     stage: (connection: DuckDBConnection, staging: string) => Promise<number>,
   ): Promise<LoadSummary> {
     return this.transaction(async (connection) => {
       const staging = `records_staging_${randomBytes(6).toString("hex")}`;
-      const count = await stage(connection, staging);
-      // A record id names one record of the brand: it may move within the replaced rows, but may
-      // not collide with a record this load leaves alone.
-      const replace = origin.replace ?? "days";
-      const clashes = (
-        await connection.runAndReadAll(
-          `SELECT s.record_id, strftime(r.date, '%Y-%m-%d') AS kept_day FROM ${staging} s
-            JOIN records r ON r.brand_id = ? AND r.record_id = s.record_id
-            WHERE NOT ${replacedBy(replace, staging, "r")} ORDER BY s.record_id LIMIT 5`,
-          [brandId],
-        )
-      ).getRowObjectsJS();
-      if (clashes.length > 0) {
-        throw new RecordIdConflictError(
-          clashes.map((clash) => ({
-            recordId: String(clash["record_id"]),
-            keptDay: String(clash["kept_day"]),
-          })),
-        );
-      }
-      await connection.run(
-        `DELETE FROM records WHERE brand_id = ? AND ${replacedBy(replace, staging, "records")}`,
-        [brandId],
-      );
-      await connection.run(
-        `INSERT INTO records SELECT ? AS brand_id, * FROM ${staging} ORDER BY date, record_id`,
-        [brandId],
-      );
-      await stampLoad(sqlRun(connection), { brandId, staging, replace, now: new Date() });
-      const loadId = `load_${randomBytes(8).toString("hex")}`;
-      const [summary] = (
-        await connection.runAndReadAll(
-          `SELECT strftime(min(date), '%Y-%m-%d') AS first_day, strftime(max(date), '%Y-%m-%d') AS last_day,
-            count(DISTINCT date) AS days FROM ${staging}`,
-        )
-      ).getRowObjectsJS();
-      await connection.run(
-        `INSERT INTO loads VALUES (?, ?, CAST(? AS DATE), now(), ?, ?, CAST(? AS DATE), CAST(? AS DATE))`,
-        [
-          loadId,
-          brandId,
-          origin.processingDate,
-          origin.source,
-          count,
-          (summary?.["first_day"] as string | null) ?? null,
-          (summary?.["last_day"] as string | null) ?? null,
-        ],
-      );
+      const rows = await stage(connection, staging);
+      onReplacing?.();
+      const summary = await replaceFromStaging(sqlRun(connection), DUCKDB_DIALECT, {
+        brandId,
+        staging,
+        rows,
+        sorted,
+        origin,
+      });
       await connection.run(`DROP TABLE ${staging}`);
-      return {
-        loadId,
-        rows: count,
-        days: Number(summary?.["days"] ?? 0),
-        from: (summary?.["first_day"] as string | null) ?? null,
-        to: (summary?.["last_day"] as string | null) ?? null,
-        processingDate: origin.processingDate,
-      };
+      return summary;
     });
   }
 

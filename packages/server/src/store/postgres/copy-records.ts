@@ -3,20 +3,14 @@
  * rows are encoded as they arrive and written in chunks, with the socket's backpressure, so a load
  * of any size holds only a chunk in memory. A source that fails mid-way aborts the COPY.
  */
+import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { RECORD_COLUMNS } from "@mdq/contract";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import { STAGING_COLUMNS } from "../record-replace.js";
 import type { StoredRecord } from "../store.js";
 import { UNBOUNDED_QUERY } from "./postgres-pool.js";
-
-const STORED_E4_COLUMNS: ReadonlySet<string> = new Set(["spend", "conversions", "revenue"]);
-
-/** Columns of a staged record, in the order `encodeRecord` writes them: amounts in 1e-4 units (`_e4`). */
-export const STAGED_RECORD_COLUMNS = RECORD_COLUMNS.map((column) =>
-  STORED_E4_COLUMNS.has(column) ? `${column}_e4` : column,
-);
 
 /** Rows per chunk written to the socket (~20 KB of text). */
 const CHUNK_ROWS = 200;
@@ -29,7 +23,7 @@ function copyText(value: string): string {
   return SPECIAL.test(value) ? value.replace(/[\\\n\r\t]/g, (character) => ESCAPES[character]!) : value;
 }
 
-/** One record as a line of COPY text format. */
+/** One record as a line of COPY text format, in the order of `STAGING_COLUMNS`. */
 function encodeRecord(record: StoredRecord): string {
   return `${copyText(record.recordId)}\t${record.date}\t${copyText(record.market)}\t${copyText(
     record.dataSource,
@@ -62,10 +56,22 @@ export async function copyRecords(
     }
     if (chunk !== "") yield chunk;
   }
-  const copy = copyFrom(`COPY ${table} (${STAGED_RECORD_COLUMNS.join(", ")}) FROM STDIN`);
-  // node-postgres reads a per-query client timeout from the query object: a COPY may be long.
-  Object.assign(copy, UNBOUNDED_QUERY);
-  const done = pipeline(Readable.from(chunks()), client.query(copy));
-  await done;
+  await pipeline(Readable.from(chunks()), client.query(copyStatement(table, "")));
   return count;
+}
+
+/**
+ * Copies a headerless CSV file of stored records (`STAGING_COLUMNS`, as `RecordsFile.exportStored`
+ * writes it) into `table`, streamed from disk with the socket's backpressure; returns the count.
+ */
+export async function copyRecordsFile(client: PoolClient, table: string, path: string): Promise<number> {
+  const copy = copyStatement(table, " (FORMAT csv)");
+  await pipeline(createReadStream(path), client.query(copy));
+  return copy.rowCount;
+}
+
+function copyStatement(table: string, options: string) {
+  const copy = copyFrom(`COPY ${table} (${STAGING_COLUMNS.join(", ")}) FROM STDIN${options}`);
+  // node-postgres reads a per-query client timeout from the query object: a COPY may be long.
+  return Object.assign(copy, UNBOUNDED_QUERY);
 }

@@ -1,0 +1,106 @@
+/**
+ * The last step of every load, one algorithm for both engines: the load's rows, staged in a table
+ * of the caller's transaction, replace the brand's rows they cover (whole days, or (day, data
+ * source) pairs with `--replace sources`), and the load is logged and stamped with a data version.
+ * Every statement uses `$n` placeholders and SQL both engines read alike; the caller's transaction
+ * makes it all or nothing.
+ */
+import { randomBytes } from "node:crypto";
+import { type SqlRun, stampLoad } from "./data-versions.js";
+import { replacedBy } from "./replace-scope.js";
+import type { SqlDialect } from "./sql-dialect.js";
+import { type LoadOrigin, type LoadSummary, RecordIdConflictError } from "./store.js";
+
+/** The columns of a staging table, in the order a stored-records file holds them. */
+export const STAGING_COLUMNS = [
+  "record_id",
+  "date",
+  "market",
+  "data_source",
+  "channel",
+  "campaign_id",
+  "campaign_name",
+  "impressions",
+  "clicks",
+  "spend_e4",
+  "conversions_e4",
+  "revenue_e4",
+  "currency",
+] as const;
+
+/** A load staged in the caller's transaction, ready to replace the brand's rows. */
+export interface StagedLoad {
+  brandId: string;
+  /** The staging table (a name of ours, never input), with `STAGING_COLUMNS`. */
+  staging: string;
+  /** Rows in the staging table. */
+  rows: number;
+  /** Whether the staging table already holds its rows in (date, record_id) order. */
+  sorted: boolean;
+  origin: LoadOrigin;
+}
+
+/** The origin of a load made without one: the API, today (UTC). */
+export function defaultOrigin(): LoadOrigin {
+  return { processingDate: new Date().toISOString().slice(0, 10), source: "api" };
+}
+
+/**
+ * Replaces the brand's rows covered by the staged load with its rows, logs the load and stamps
+ * its days. Throws `RecordIdConflictError` (the caller rolls back) when a staged record id names a
+ * record of the brand that the load leaves alone.
+ *
+ * Rows are inserted in (date, record_id) order, so that each engine's storage keeps a brand's days
+ * together (DuckDB's zone maps, PostgreSQL's heap order for the brand's date index).
+ */
+export async function replaceFromStaging(
+  run: SqlRun,
+  dialect: SqlDialect,
+  load: StagedLoad,
+): Promise<LoadSummary> {
+  const { brandId, staging, origin } = load;
+  const replace = origin.replace ?? "days";
+  // A record id names one record of the brand: it may move within the replaced rows, but may not
+  // collide with a record this load leaves alone.
+  const clashes = await run(
+    `SELECT s.record_id, ${dialect.formatDate("r.date")} AS kept_day FROM ${staging} s
+      JOIN records r ON r.brand_id = $1 AND r.record_id = s.record_id
+      WHERE NOT ${replacedBy(replace, staging, "r")} ORDER BY s.record_id LIMIT 5`,
+    [brandId],
+  );
+  if (clashes.length > 0) {
+    throw new RecordIdConflictError(
+      clashes.map((clash) => ({ recordId: String(clash["record_id"]), keptDay: String(clash["kept_day"]) })),
+    );
+  }
+  await run(`DELETE FROM records WHERE brand_id = $1 AND ${replacedBy(replace, staging, "records")}`, [
+    brandId,
+  ]);
+  const columns = STAGING_COLUMNS.join(", ");
+  await run(
+    `INSERT INTO records (brand_id, ${columns})
+      SELECT CAST($1 AS VARCHAR), ${columns} FROM ${staging}${load.sorted ? "" : " ORDER BY date, record_id"}`,
+    [brandId],
+  );
+  await stampLoad(run, { brandId, staging, replace, now: new Date() });
+  const [range] = await run(
+    `SELECT ${dialect.formatDate("min(date)")} AS first_day, ${dialect.formatDate("max(date)")} AS last_day,
+      count(DISTINCT date) AS days FROM ${staging}`,
+  );
+  const firstDay = (range?.["first_day"] as string | null | undefined) ?? null;
+  const lastDay = (range?.["last_day"] as string | null | undefined) ?? null;
+  const loadId = `load_${randomBytes(8).toString("hex")}`;
+  await run(
+    `INSERT INTO loads (load_id, brand_id, processing_date, loaded_at, source, rows, first_day, last_day)
+      VALUES ($1, $2, CAST($3 AS DATE), now(), $4, CAST($5 AS BIGINT), CAST($6 AS DATE), CAST($7 AS DATE))`,
+    [loadId, brandId, origin.processingDate, origin.source, String(load.rows), firstDay, lastDay],
+  );
+  return {
+    loadId,
+    rows: load.rows,
+    days: Number(range?.["days"] ?? 0),
+    from: firstDay,
+    to: lastDay,
+    processingDate: origin.processingDate,
+  };
+}
