@@ -3,9 +3,11 @@
  * the operator CLI and the client SDK. No runtime dependencies.
  */
 export * from "./calendar.js";
+export * from "./csv-cells.js";
 export * from "./currencies.js";
 export * from "./duration.js";
 export * from "./errors.js";
+export * from "./export.js";
 export * from "./identifiers.js";
 export type * from "./responses.js";
 export * from "./vocabulary.js";

@@ -43,6 +43,8 @@ export interface ServiceConfig {
   readonly duckdbThreads: number;
   /** GraphiQL at `GET /graphql` for browsers (plugins/graphql-explorer.ts); off unless `MDQ_EXPLORER=on`. */
   readonly explorer: boolean;
+  /** Bulk exports one instance runs at once (export/export-slots.ts); one more is answered 429. */
+  readonly exportConcurrency: number;
 }
 
 /**
@@ -87,6 +89,7 @@ export const CONFIG_ENV = {
   pageCacheMb: "MDQ_PAGE_CACHE_MB",
   duckdbThreads: "MDQ_DUCKDB_THREADS",
   explorer: "MDQ_EXPLORER",
+  exportConcurrency: "MDQ_EXPORT_CONCURRENCY",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -191,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       1024,
     ),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
+    exportConcurrency: integer(read("exportConcurrency") ?? "4", CONFIG_ENV.exportConcurrency, 1, 1000),
   });
 }
 

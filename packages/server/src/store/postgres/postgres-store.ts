@@ -14,6 +14,13 @@ import {
   stampLoad,
   stampNarrowingChange,
 } from "../data-versions.js";
+import { postgresExportSnapshot } from "../export/postgres-export.js";
+import {
+  type ExportQuery,
+  openExport,
+  type RecordExport,
+  type RecordExports,
+} from "../export/record-export.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { replacedBy } from "../replace-scope.js";
 import { appStateValues, rowMapping } from "../row-mapping.js";
@@ -77,7 +84,7 @@ export async function openPostgresStore(options: PostgresConnectionOptions): Pro
 }
 
 /** The PostgreSQL implementation of `Store`; it keeps the signing key ring for every instance. */
-export class PostgresStore extends SqlStore implements Store, KeyRingStore {
+export class PostgresStore extends SqlStore implements Store, KeyRingStore, RecordExports {
   readonly engine = "postgres" as const;
   protected readonly dialect = POSTGRES_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
@@ -384,6 +391,11 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
     return String(row?.["generation"] ?? 0);
   }
 
+  /** CONTRACT §7: an export from one REPEATABLE READ snapshot, read by a cursor (store/export/). */
+  async openRecordExport(query: ExportQuery): Promise<RecordExport> {
+    return openExport(await postgresExportSnapshot(this.pool), query);
+  }
+
   async ping(): Promise<void> {
     await this.rows("SELECT 1");
   }
@@ -399,7 +411,7 @@ function sqlRun(client: PoolClient): SqlRun {
   return async (sql, params = []) => (await client.query(sql, params as unknown[])).rows;
 }
 
-function snapshotReader(client: PoolClient): SnapshotReader {
+export function snapshotReader(client: PoolClient): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
     // The snapshot's own row of the counter every data write bumps in its transaction: exact.
