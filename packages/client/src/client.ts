@@ -16,6 +16,7 @@
  */
 import {
   DIMENSIONS,
+  type ExportFormat,
   isDateDimension,
   MAX_CHANGES_RANGE_DAYS,
   MAX_PAGE_SIZE,
@@ -40,6 +41,14 @@ import {
   isObject,
   parseJson,
 } from "./http-transport.js";
+import {
+  type ExportAccess,
+  type ExportOptions,
+  type ExportResponse,
+  type ExportResume,
+  exportRecords,
+  openExport,
+} from "./record-export.js";
 import { abortedError, DEFAULT_RATE_LIMIT, RequestBudget, systemClock } from "./request-budget.js";
 import { TokenManager } from "./token-manager.js";
 import type {
@@ -182,6 +191,8 @@ export class MdqClient {
   private readonly clock: Clock;
   private readonly userAgent: string;
   private readonly onEvent: ((event: MdqClientEvent) => void) | undefined;
+  /** What the bulk export needs of this client (record-export.ts). */
+  private readonly exportAccess: ExportAccess;
 
   constructor(options: MdqClientOptions) {
     this.config = validateClientConfig(options);
@@ -223,6 +234,39 @@ export class MdqClient {
       ...(options.renewBeforeSeconds === undefined ? {} : { renewBeforeSeconds: options.renewBeforeSeconds }),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     });
+    this.exportAccess = {
+      baseUrl: this.config.baseUrl,
+      brandClientId: this.config.brandClientId,
+      tokens: this.tokens,
+      budget: this.budget,
+      clock: this.clock,
+      retry,
+      fetch: options.fetch ?? globalThis.fetch,
+      userAgent: this.userAgent,
+      random: options.random ?? Math.random,
+      onEvent: options.onEvent,
+    };
+  }
+
+  /**
+   * Every record of a range (at most 366 days) from one streamed export (CONTRACT §7), in
+   * (date, recordId) order; resumes with `after=` when the connection breaks.
+   * @example for await (const record of client.exportRecords({ from: "2026-01-01", to: "2026-11-21" })) write(record);
+   */
+  exportRecords(options: ExportOptions): AsyncGenerator<MarketingRecord> {
+    return exportRecords(this.exportAccess, options);
+  }
+
+  /**
+   * Opens one export response in `format` (its headers read, its body to be read by the caller),
+   * resuming at `resume`: what `mdq-client export` writes to a file byte for byte.
+   */
+  openExport(
+    options: ExportOptions,
+    format: ExportFormat,
+    resume: ExportResume | null = null,
+  ): Promise<ExportResponse> {
+    return openExport(this.exportAccess, options, format, resume);
   }
 
   /** How many token requests this client has sent. */
