@@ -11,27 +11,17 @@ import type { RecordsWriter } from "./records-writer.js";
 
 const OPTIONS = { record_delimiter: "\r\n" } as const;
 
-/** The fields written as text, neutralised; the others are numbers. */
-const TEXT_FIELDS = new Set([
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "currency",
-]);
-
 /** CSV with a header line. */
 export function csvWriter(): RecordsWriter {
   return {
     start: () => stringify([[...RECORD_FIELDS]], OPTIONS),
     write(batch: ExportBatch): string {
-      const columns = RECORD_FIELDS.map((field) => {
-        const values = batch.columns[field] as readonly (string | number)[];
-        return TEXT_FIELDS.has(field) ? values.map((value) => neutraliseCsvCell(String(value))) : values;
-      });
+      // Text cells are neutralised; numbers are written as numbers.
+      const columns = RECORD_FIELDS.map((field) =>
+        (batch.columns[field] as readonly (string | number)[]).map((value) =>
+          typeof value === "string" ? neutraliseCsvCell(value) : value,
+        ),
+      );
       const rows = new Array<(string | number)[]>(batch.rowCount);
       for (let row = 0; row < batch.rowCount; row += 1) rows[row] = columns.map((column) => column[row]!);
       return stringify(rows, OPTIONS);
