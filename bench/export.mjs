@@ -98,8 +98,11 @@ async function serve(dataDir, env) {
       MDQ_RATE_LIMIT_MAX: "1000000",
       ...env,
     },
-    stdio: "ignore",
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  // The server's warnings and errors (its log, on stdout), shown as they come.
+  for (const stream of [child.stdout, child.stderr])
+    stream.on("data", (chunk) => process.stderr.write(`[mdq serve] ${chunk}`));
   const base = `http://127.0.0.1:${port}`;
   await waitUntilLive(base);
   return { child, base };
