@@ -82,6 +82,8 @@ const DAYS = 40;
 const BULK_DAYS = 200;
 const BULK_ROWS_PER_DAY = 400;
 const POOL_SIZE = 4;
+/** Longer than the PostgreSQL store's statement timeout (2 s) plus node-postgres's slack (5 s). */
+const STATEMENT_OUTLASTING_MS = 8000;
 const EXPORT_CONCURRENCY = 3;
 const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
@@ -136,7 +138,9 @@ function postgresEngine(): Engine {
         database = await createTestDatabase("export");
         await migrateDatabase(database.url);
       }
-      return openPostgresStore({ url: database.url, poolSize: POOL_SIZE });
+      // A short statement timeout, so that a test outlasting node-postgres's client-side one
+      // (the timeout plus 5 s) shows that an export is exempt from both.
+      return openPostgresStore({ url: database.url, poolSize: POOL_SIZE, statementTimeoutMs: 2000 });
     },
     async failExports() {
       await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -482,6 +486,8 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
         exportUrl(range),
         { authorization: `Bearer ${await token()}` },
         async () => {
+          // A slow client: longer than any statement or query timeout of the store.
+          await new Promise((resolve) => setTimeout(resolve, STATEMENT_OUTLASTING_MS));
           // Replace the range's last day (the body's end, not yet read) while the response streams.
           await load("during.csv", [
             `during-1,${bulk.to},GB,google_ads,search,c-d,During,10,1,10000,0,0,EUR`,

@@ -60,9 +60,11 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
     },
     async *stream(plan): AsyncIterable<ResultColumns> {
-      const cursor = client.query(new Cursor(plan.sql, plan.params, { rowMode: "array" }));
-      // node-postgres applies its client-side query timeout to a cursor as a whole: not here.
-      Object.assign(cursor, UNBOUNDED_QUERY);
+      // node-postgres reads its client-side query timeout off the submitted query, when it is
+      // submitted, and would apply it to the cursor as a whole: an export is exempt.
+      const cursor = client.query(
+        Object.assign(new Cursor(plan.sql, plan.params, { rowMode: "array" }), UNBOUNDED_QUERY),
+      );
       try {
         for (;;) {
           const rows = (await cursor.read(CURSOR_ROWS)) as unknown[][];
