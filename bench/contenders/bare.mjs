@@ -20,10 +20,12 @@ import { ConnectionPool } from "../../packages/server/dist/src/store/duckdb/conn
 import {
   planAggregatePage,
   planDataVersion,
-  planRecordsCount,
+  planFxRates,
+  planRecordsDayCurrencies,
   planRecordsPage,
 } from "../../packages/server/dist/src/store/query-planner.js";
 import { RECORD_FIELDS } from "../../packages/server/dist/src/store/query-request.js";
+import { FxHistory, MoneyConverter } from "../../packages/server/dist/src/store/record-money.js";
 import { DUCKDB_DIALECT } from "../../packages/server/dist/src/store/sql-dialect.js";
 import { AGGREGATE_GROUP_BY, AGGREGATE_METRICS, kindOf } from "../harness/queries.mjs";
 
@@ -50,6 +52,15 @@ for (const row of (
   (row.kind === "market" ? grants.markets : grants.dataSources).push(row.value);
   grantsByBrand.set(row.brand_id, grants);
 }
+// The FX history pages convert their stored money with, read once (the bench's data does not change).
+const fxColumns = (await setup.runAndReadAll(planFxRates(DUCKDB_DIALECT).sql)).getColumnsJS();
+const fxHistory = new FxHistory(
+  fxColumns[0].map((currency, index) => ({
+    currency,
+    date: fxColumns[1][index],
+    rateE6: BigInt(fxColumns[2][index]),
+  })),
+);
 setup.closeSync();
 const pool = await ConnectionPool.open(instance, 4);
 
@@ -116,10 +127,20 @@ async function answerRecords(variables) {
     page: { page: variables.page ?? 1, pageSize: variables.pageSize ?? 1000 },
   };
   return inSnapshot(async (connection) => {
-    const { rows } = await readPage(connection, planRecordsPage(query, DUCKDB_DIALECT));
-    const counting = planRecordsCount(query, DUCKDB_DIALECT);
-    const [count] = (await connection.runAndReadAll(counting.sql, counting.params)).getRowObjectsJS();
-    if (count.missing_currency !== null) throw new Error(`missing rate ${count.missing_currency}`);
+    const plan = planRecordsPage(query, DUCKDB_DIALECT, { after: null });
+    const { rows, columns } = await readPage(connection, plan);
+    // Stored money converted as the store converts it (record-money.ts).
+    const money = new MoneyConverter(query.currency, fxHistory);
+    for (const [index, row] of rows.entries()) {
+      const source = columns[plan.sourceCurrencyColumn][index];
+      const day = columns[plan.boundaryColumns.date][index];
+      row.spend = money.convert(row.spend, source, day);
+      row.revenue = money.convert(row.revenue, source, day);
+      if (row.spend === null || row.revenue === null) throw new Error(`missing rate ${source} ${day}`);
+    }
+    const counting = planRecordsDayCurrencies(query, DUCKDB_DIALECT);
+    const perDay = (await connection.runAndReadAll(counting.sql, counting.params)).getColumnsJS();
+    const count = { total: (perDay[2] ?? []).reduce((sum, rows) => sum + Number(rows), 0) };
     const dataVersion = await readDataVersion(connection, query.scope);
     for (const row of rows) row.currency = query.currency;
     return {

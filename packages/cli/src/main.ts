@@ -24,6 +24,7 @@ import { loadCommand } from "./commands/load.js";
 import { publishCommand } from "./commands/publish.js";
 import { statusCommand } from "./commands/status.js";
 import { dropOutputWhenStdoutCloses } from "./output.js";
+import { refuseConflictingRepeats } from "./repeated-flags.js";
 import { UsageError } from "./usage-error.js";
 
 /** Settings are not inherited through addCommand: every command, nested ones too, throws instead of exiting. */
@@ -69,6 +70,7 @@ for (const command of [...(operatorOnly ? [] : await serviceCommands()), ...oper
   program.addCommand(command);
 }
 throwInsteadOfExiting(program);
+refuseConflictingRepeats(program);
 dropOutputWhenStdoutCloses();
 
 try {

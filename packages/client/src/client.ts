@@ -1,28 +1,35 @@
 /**
  * `MdqClient`: the spec's daily retrieval flow (§1) over HTTP. Readiness, then every record or
- * aggregate of any date range: split into ≤ 90-day windows, every page of each window walked,
- * each row yielded exactly once even when the data is reloaded during the walk.
+ * aggregate of any date range: split into ≤ 90-day windows, every page of each window walked
+ * (page-walk.ts), each row yielded exactly once even when the data is reloaded during the walk
+ * (a records walk by day is repaired rather than restarted: window-repair.ts).
  *
- * Exactly-once across a reload: each window is fetched whole (page 1 first, for `totalCount` and
- * `dataVersion`; then the other pages, `concurrency` at a time) and only then yielded. If any
- * page reports another `dataVersion` or `totalCount` than page 1, or the pages do not add up to
- * `totalCount`, or a recordId repeats, the window is fetched again from page 1 and nothing of the
- * failed try is yielded. A records walk by day over every field and no filter first repairs a try
- * that met a load instead: `marketingDataChanges` names the days the load changed, those days
- * (and any day whose rows the shifted pages cut) are fetched again, the others are kept, and
- * page 1 asked again confirms nothing changed meanwhile (`repairWindow`). Buffering a window (rather than remembering yielded recordIds) is what
- * makes the result equal to the new data: rows yielded before a reload could have changed. The
- * price is memory for one window (two while the next one is prefetched); `windowDays` bounds it.
+ * Buffering a window (rather than remembering yielded recordIds) is what makes the result equal to
+ * the new data: rows yielded before a reload could have changed. The price is memory for one
+ * window (two while the next one is prefetched); `windowDays` bounds it.
+ *
+ * Every answer is untrusted: it is validated (answer-validation.ts) before it is used, its body
+ * is read up to `maxBodyBytes`, and each walk keeps to a request count and a deadline derived
+ * from its range (run-limits.ts).
  */
 import {
   DIMENSIONS,
   type ExportFormat,
+  inclusiveDayCount,
   isDateDimension,
   MAX_CHANGES_RANGE_DAYS,
   MAX_PAGE_SIZE,
   METRICS,
   RECORD_FIELDS,
 } from "@mdq/contract";
+import {
+  checkAggregates,
+  checkDataChanges,
+  checkGraphQLData,
+  checkMyAccess,
+  checkReadiness,
+  checkRecords,
+} from "./answer-validation.js";
 import { type ClientCredentialsConfig, validateClientConfig } from "./config.js";
 import {
   type DateWindow,
@@ -41,6 +48,7 @@ import {
   isObject,
   parseJson,
 } from "./http-transport.js";
+import { type GraphQLResult, type WalkPlan, type WalkService, walkPages } from "./page-walk.js";
 import {
   type ExportAccess,
   type ExportOptions,
@@ -49,11 +57,16 @@ import {
   exportRecords,
   openExport,
 } from "./record-export.js";
-import { abortedError, DEFAULT_RATE_LIMIT, RequestBudget, systemClock } from "./request-budget.js";
+import { DEFAULT_RATE_LIMIT, RequestBudget, systemClock } from "./request-budget.js";
+import {
+  DEFAULT_MAX_REQUESTS_PER_DAY,
+  DEFAULT_RUN_DEADLINE_MS_PER_DAY,
+  type RunLimitSettings,
+  RunLimits,
+} from "./run-limits.js";
 import { TokenManager } from "./token-manager.js";
 import type {
   AggregateOptions,
-  ChangedDay,
   Clock,
   DataChanges,
   MarketingAggregate,
@@ -61,7 +74,6 @@ import type {
   MdqClientEvent,
   MyAccess,
   Page,
-  PageInfo,
   RateLimitPolicy,
   Readiness,
   RecordField,
@@ -87,6 +99,15 @@ export interface MdqClientOptions extends ClientCredentialsConfig {
   rateLimitMargin?: number;
   /** Share one budget between clients of one process (they share the service's per-IP limit). */
   budget?: RequestBudget;
+  /**
+   * Largest answer body read, in bytes; a longer one fails with SERVER_ANSWER_INVALID at once.
+   * Default 64 MiB (a page of 5000 records is about 2.5 MB of JSON).
+   */
+  maxBodyBytes?: number;
+  /** Requests a walk may make per day of its range (run-limits.ts); default 40. */
+  maxRequestsPerDay?: number;
+  /** Milliseconds a walk may take per day of its range, plus 10 minutes (run-limits.ts); default 60 000. */
+  runDeadlineMsPerDay?: number;
   /** Renew the token this many seconds before it expires; default 60. */
   renewBeforeSeconds?: number;
   /** Sent as `User-Agent`; default `mdq-client/0.1`. */
@@ -105,8 +126,8 @@ const DEFAULT_RECORD_SORT: RecordSort[] = [{ field: "DATE_DAY", direction: "ASC"
 /** The largest page the service allows: the fewest requests. */
 const DEFAULT_PAGE_SIZE = MAX_PAGE_SIZE;
 const DEFAULT_CONCURRENCY = 2;
-/** Fresh tries of one window after its data changed, before DATA_CHANGED. */
-const MAX_WINDOW_RESTARTS = 5;
+/** Default `maxBodyBytes`: 64 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 const MY_ACCESS_QUERY = `query MdqMyAccess($clientId: ID!) {
   myAccess(clientId: $clientId) { brandId appClientId markets dataSources scope region tokenExpiresAt }
@@ -138,43 +159,6 @@ function changesWindows(from: string, to: string): DateWindow[] {
   return windows;
 }
 
-interface GraphQLResult {
-  data: Record<string, unknown>;
-  extensions: Record<string, unknown>;
-}
-
-interface WalkPlan<Row> {
-  field: "marketingRecords" | "marketingAggregate";
-  query: string;
-  variables: Record<string, unknown>;
-  windows: DateWindow[];
-  pageSize: number;
-  concurrency: number;
-  signal: AbortSignal | undefined;
-  rowOf: (raw: Record<string, unknown>) => Row;
-  /** A unique key per row, when rows have one: a repeat within a window means the walk is torn. */
-  keyOf?: (row: Row) => string;
-  /**
-   * For a records walk sorted by day alone, over every field, with no filter: the day of a row,
-   * and the sort's direction. Such a walk that meets a load is repaired, not restarted.
-   */
-  repair?: { dateOf: (row: Row) => string; newestFirst: boolean };
-}
-
-/** A try of a window that met a load or came apart: why, and what it had fetched. */
-interface TornWindow<Row> {
-  reason: string;
-  /** The version of its page 1, and the other version a page reported (when that tore it). */
-  fromVersion: string;
-  toVersion?: string;
-  pages: (Page<Row> | undefined)[];
-}
-
-/** Byte order of UTF-8 text: how the service breaks ties by recordId ("C" collation). */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
 /**
  * A client of one region's MDQ service for one brand.
  * @example
@@ -182,7 +166,7 @@ function byteOrder(a: string, b: string): number {
  * await client.waitUntilReady({ interval: 60_000, timeout: 3_600_000 });
  * for await (const record of client.records({ from: "2026-01-01", to: "2026-11-21" })) write(record);
  */
-export class MdqClient {
+export class MdqClient implements WalkService {
   readonly config: ClientCredentialsConfig;
   /** The request budget this client spends (shared if `options.budget` was given). */
   readonly budget: RequestBudget;
@@ -190,7 +174,9 @@ export class MdqClient {
   private readonly transport: HttpTransport;
   private readonly clock: Clock;
   private readonly userAgent: string;
-  private readonly onEvent: ((event: MdqClientEvent) => void) | undefined;
+  /** The `onEvent` of the options: told about tokens, retries, pages and repairs. */
+  readonly onEvent: ((event: MdqClientEvent) => void) | undefined;
+  private readonly runLimits: RunLimitSettings;
   /** What the bulk export needs of this client (record-export.ts). */
   private readonly exportAccess: ExportAccess;
 
@@ -208,6 +194,19 @@ export class MdqClient {
         options.maxRetryAfterSeconds,
         DEFAULT_RETRY_POLICY.maxRetryAfterSeconds,
         "maxRetryAfterSeconds",
+      ),
+      maxBodyBytes: positive(options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, "maxBodyBytes"),
+    };
+    this.runLimits = {
+      maxRequestsPerDay: positive(
+        options.maxRequestsPerDay,
+        DEFAULT_MAX_REQUESTS_PER_DAY,
+        "maxRequestsPerDay",
+      ),
+      runDeadlineMsPerDay: positive(
+        options.runDeadlineMsPerDay,
+        DEFAULT_RUN_DEADLINE_MS_PER_DAY,
+        "runDeadlineMsPerDay",
       ),
     };
     this.budget =
@@ -284,11 +283,7 @@ export class MdqClient {
       { clientId: this.config.brandClientId, ...(date === undefined ? {} : { date }) },
       signal,
     );
-    const readiness = result.data["marketingDataReadiness"];
-    if (!isObject(readiness) || (readiness["status"] !== "READY" && readiness["status"] !== "NOT_READY")) {
-      throw new MdqClientError("PROTOCOL", "marketingDataReadiness is missing from the answer");
-    }
-    return readiness as unknown as Readiness;
+    return checkReadiness(result.data["marketingDataReadiness"], date);
   }
 
   /**
@@ -298,11 +293,7 @@ export class MdqClient {
    */
   async myAccess(signal?: AbortSignal): Promise<MyAccess> {
     const result = await this.graphql(MY_ACCESS_QUERY, { clientId: this.config.brandClientId }, signal);
-    const access = result.data["myAccess"];
-    if (!isObject(access) || !Array.isArray(access["markets"]) || !Array.isArray(access["dataSources"])) {
-      throw new MdqClientError("PROTOCOL", "myAccess is missing from the answer");
-    }
-    return access as unknown as MyAccess;
+    return checkMyAccess(result.data["myAccess"]);
   }
 
   /**
@@ -323,21 +314,14 @@ export class MdqClient {
         { clientId: this.config.brandClientId, dateRange: window, since: options.since },
         options.signal,
       );
-      const changes = result.data["marketingDataChanges"];
-      if (
-        !isObject(changes) ||
-        typeof changes["dataVersion"] !== "string" ||
-        !Array.isArray(changes["days"])
-      ) {
-        throw new MdqClientError("PROTOCOL", "marketingDataChanges is missing from the answer");
-      }
+      const changes = checkDataChanges(result.data["marketingDataChanges"], window);
       // Versions only grow: the first window's is the one every later change comes after.
-      answer.dataVersion ||= changes["dataVersion"];
-      if (changes["fullResyncRequired"] === true) {
+      answer.dataVersion ||= changes.dataVersion;
+      if (changes.fullResyncRequired) {
         answer.fullResyncRequired = true;
-        answer.reason ??= typeof changes["reason"] === "string" ? changes["reason"] : null;
+        answer.reason ??= changes.reason;
       }
-      answer.days.push(...(changes["days"] as ChangedDay[]));
+      answer.days.push(...changes.days);
     }
     return answer;
   }
@@ -384,15 +368,14 @@ export class MdqClient {
     const sort = options.sort && options.sort.length > 0 ? options.sort : DEFAULT_RECORD_SORT;
     const newestFirst = sort[0]?.field === "DATE_DAY" && sort[0].direction === "DESC";
     type Row = Pick<MarketingRecord, Field | "recordId">;
-    yield* this.walk<Row>({
+    yield* walkPages<Row>(this, {
       field: "marketingRecords",
       query: `query MdqRecords($clientId: ID!, $dateRange: DateRangeInput!, $currency: Currency, $pagination: PaginationInput, $sort: [RecordSortInput!], $filter: MarketingFilterInput) {
   marketingRecords(clientId: $clientId, dateRange: $dateRange, currency: $currency, pagination: $pagination, sort: $sort, filter: $filter) { ${fields.join(" ")} }
 }`,
       variables: this.commonVariables(options, sort),
-      windows: windowsOf(options, "day", newestFirst),
-      ...walkSettings(options),
-      rowOf: (raw) => raw as Row,
+      ...this.walkSettings(options, windowsOf(options, "day", newestFirst)),
+      rowsOf: (raw, window) => checkRecords<Row>(raw, fields, window),
       keyOf: (row) => row.recordId,
       ...(sort.length === 1 &&
       sort[0]!.field === "DATE_DAY" &&
@@ -436,23 +419,14 @@ export class MdqClient {
       metrics,
       ...(groupBy === undefined ? {} : { groupBy }),
     };
-    yield* this.walk<MarketingAggregate>({
+    yield* walkPages<MarketingAggregate>(this, {
       field: "marketingAggregate",
       query: `query MdqAggregate($clientId: ID!, $dateRange: DateRangeInput!, $metrics: [Metric!]!, $groupBy: [Dimension!], $currency: Currency, $pagination: PaginationInput, $sort: [AggregateSortInput!], $filter: MarketingFilterInput) {
   marketingAggregate(clientId: $clientId, dateRange: $dateRange, metrics: $metrics, groupBy: $groupBy, currency: $currency, pagination: $pagination, sort: $sort, filter: $filter) { ${DIMENSIONS.join(" ")} ${totals.join(" ")} currency }
 }`,
       variables,
-      windows: windowsOf(options, align, newestFirst),
-      ...walkSettings(options),
-      rowOf: (raw) =>
-        ({
-          TOTAL_IMPRESSIONS: null,
-          TOTAL_CLICKS: null,
-          TOTAL_SPEND: null,
-          TOTAL_CONVERSIONS: null,
-          TOTAL_REVENUE: null,
-          ...raw,
-        }) as MarketingAggregate,
+      ...this.walkSettings(options, windowsOf(options, align, newestFirst)),
+      rowsOf: (raw) => checkAggregates(raw),
     });
   }
 
@@ -478,10 +452,11 @@ export class MdqClient {
       throw errorOf(response, response.attempts);
     }
     if (response.status !== 200) throw errorOf(response, response.attempts);
-    if (!isObject(parsed) || !isObject(parsed["data"])) {
-      throw new MdqClientError("PROTOCOL", "the GraphQL answer has no data", { status: response.status });
-    }
-    return { data: parsed["data"], extensions: isObject(parsed["extensions"]) ? parsed["extensions"] : {} };
+    const data = checkGraphQLData(isObject(parsed) ? parsed["data"] : undefined);
+    return {
+      data,
+      extensions: isObject(parsed) && isObject(parsed["extensions"]) ? parsed["extensions"] : {},
+    };
   }
 
   private post(body: string, token: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
@@ -510,247 +485,21 @@ export class MdqClient {
     };
   }
 
-  /** Windows in order; the next window is fetched while the current one is being consumed. */
-  private async *walk<Row>(plan: WalkPlan<Row>): AsyncGenerator<Page<Row>> {
-    const stop = new AbortController();
-    const signal = plan.signal ? AbortSignal.any([plan.signal, stop.signal]) : stop.signal;
-    const start = (index: number) => {
-      const fetching = this.fetchWindow(plan, index, signal);
-      fetching.catch(() => undefined);
-      return fetching;
-    };
-    let next = plan.windows.length > 0 ? start(0) : undefined;
-    try {
-      for (let index = 0; index < plan.windows.length; index += 1) {
-        const pages = await next!;
-        next = index + 1 < plan.windows.length ? start(index + 1) : undefined;
-        yield* pages;
-      }
-    } finally {
-      stop.abort();
+  /** The windows, page settings and limits of one walk over `windows`. */
+  private walkSettings(
+    options: { pageSize?: number; concurrency?: number; signal?: AbortSignal },
+    windows: DateWindow[],
+  ): Pick<WalkPlan<unknown>, "windows" | "pageSize" | "concurrency" | "limits"> {
+    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize))
+      throw new MdqClientError("INVALID_CONFIG", "pageSize must be an integer");
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new MdqClientError("INVALID_CONFIG", "concurrency must be a positive integer");
     }
+    const days = windows.reduce((sum, window) => sum + inclusiveDayCount(window.from, window.to), 0);
+    return { windows, pageSize, concurrency, limits: new RunLimits(this.runLimits, days, options.signal) };
   }
-
-  /** One window, whole and consistent: restarted from page 1 whenever its data changed meanwhile. */
-  private async fetchWindow<Row>(
-    plan: WalkPlan<Row>,
-    index: number,
-    outer: AbortSignal,
-  ): Promise<Page<Row>[]> {
-    const window = plan.windows[index]!;
-    for (let restarts = 0; ; restarts += 1) {
-      const torn = await this.tryWindow(plan, index, outer);
-      if (Array.isArray(torn)) return torn;
-      if (restarts === 0 && torn.toVersion !== undefined) {
-        const repaired = await this.repairWindow(plan, index, torn, outer);
-        if (repaired) return repaired;
-      }
-      if (restarts >= MAX_WINDOW_RESTARTS) {
-        throw new MdqClientError(
-          "DATA_CHANGED",
-          `the data of ${window.from}..${window.to} changed on each of ${restarts + 1} tries (${torn.reason})`,
-        );
-      }
-      this.onEvent?.({ type: "window-restart", window, reason: torn.reason });
-    }
-  }
-
-  /**
-   * Completes a try of a records window that met a load, fetching again only the days the load
-   * changed and the days the other try's pages did not hold whole (a load before them in the sort
-   * shifts them across page boundaries; each day's count comes from `marketingDataChanges`).
-   * Returns the window's pages, or undefined when it cannot (a scope change, another load meanwhile,
-   * a service without data versions): the caller then fetches the window again from page 1.
-   */
-  private async repairWindow<Row>(
-    plan: WalkPlan<Row>,
-    index: number,
-    torn: TornWindow<Row>,
-    outer: AbortSignal,
-  ): Promise<Page<Row>[] | undefined> {
-    const repair = plan.repair;
-    const window = plan.windows[index]!;
-    if (!repair || !plan.keyOf) return undefined;
-    let changed: DataChanges;
-    let now: DataChanges;
-    try {
-      changed = await this.dataChanges({ ...window, since: torn.fromVersion, signal: outer });
-      now = await this.dataChanges({ ...window, since: null, signal: outer });
-    } catch (error) {
-      if (error instanceof MdqClientError && error.code !== "ABORTED") return undefined;
-      throw error;
-    }
-    if (changed.fullResyncRequired) return undefined;
-    const changedDays = new Set(changed.days.map((day) => day.date));
-    const kept = new Map<string, Map<string, Row>>();
-    for (const page of torn.pages) {
-      for (const row of page?.rows ?? []) {
-        const date = repair.dateOf(row);
-        if (changedDays.has(date)) continue;
-        const day = kept.get(date) ?? new Map<string, Row>();
-        kept.set(date, day);
-        day.set(plan.keyOf(row), row);
-      }
-    }
-    const refetched: string[] = [];
-    const rowsOf = new Map<string, Row[]>();
-    for (const day of now.days) {
-      const held = kept.get(day.date);
-      if (!changedDays.has(day.date) && held !== undefined && held.size === day.rows) {
-        rowsOf.set(day.date, [...held.values()]);
-        continue;
-      }
-      refetched.push(day.date);
-      const dayPlan: WalkPlan<Row> = { ...plan, windows: [{ from: day.date, to: day.date }] };
-      delete dayPlan.repair;
-      const pages = await this.fetchWindow(dayPlan, 0, outer);
-      rowsOf.set(
-        day.date,
-        pages.flatMap((page) => page.rows),
-      );
-    }
-    const dates = [...rowsOf.keys()].sort();
-    if (repair.newestFirst) dates.reverse();
-    const rows = dates.flatMap((date) =>
-      rowsOf.get(date)!.sort((a, b) => byteOrder(plan.keyOf!(a), plan.keyOf!(b))),
-    );
-    // Page 1 again: the window's version must still be the one the load made, and its first rows
-    // and total those assembled here; otherwise another load came meanwhile.
-    const check = await this.fetchPage(plan, index, 1, outer);
-    const firstIds = check.rows.map(plan.keyOf);
-    if (
-      check.pageInfo.dataVersion !== torn.toVersion ||
-      check.pageInfo.totalCount !== rows.length ||
-      firstIds.some((id, position) => plan.keyOf!(rows[position]!) !== id)
-    ) {
-      return undefined;
-    }
-    const pages: Page<Row>[] = [];
-    for (let start = 0, page = 1; start < rows.length || page === 1; start += plan.pageSize, page += 1) {
-      pages.push({
-        window,
-        windowIndex: index,
-        windowCount: plan.windows.length,
-        pageInfo: {
-          ...check.pageInfo,
-          page,
-          hasNextPage: start + plan.pageSize < rows.length,
-        },
-        rows: rows.slice(start, start + plan.pageSize),
-        lastInWindow: false,
-      });
-    }
-    pages[pages.length - 1]!.lastInWindow = true;
-    this.onEvent?.({ type: "window-repair", window, days: refetched });
-    return pages;
-  }
-
-  /** Fetches every page of a window; returns them, or why the window must be fetched again. */
-  private async tryWindow<Row>(
-    plan: WalkPlan<Row>,
-    index: number,
-    outer: AbortSignal,
-  ): Promise<Page<Row>[] | TornWindow<Row>> {
-    const first = await this.fetchPage(plan, index, 1, outer);
-    const { totalCount, dataVersion } = first.pageInfo;
-    const pageCount = Math.max(1, Math.ceil(totalCount / plan.pageSize));
-    const pages: Page<Row>[] = [first];
-    let torn: string | undefined;
-    let toVersion: string | undefined;
-    let failure: unknown;
-    let nextPage = 2;
-    const stop = new AbortController();
-    const signal = AbortSignal.any([outer, stop.signal]);
-    // A walk that can be repaired goes on after meeting a load: its pages keep the unchanged days.
-    const goingOn = () => torn === undefined || (plan.repair !== undefined && toVersion !== undefined);
-    const worker = async () => {
-      while (goingOn() && failure === undefined && nextPage <= pageCount) {
-        const number = nextPage;
-        nextPage += 1;
-        try {
-          const page = await this.fetchPage(plan, index, number, signal);
-          pages[number - 1] = page;
-          if (page.pageInfo.dataVersion !== dataVersion) {
-            torn ??= `dataVersion ${dataVersion} became ${page.pageInfo.dataVersion}`;
-            toVersion ??= page.pageInfo.dataVersion;
-          } else if (page.pageInfo.totalCount !== totalCount) {
-            torn ??= `totalCount ${totalCount} became ${page.pageInfo.totalCount}`;
-          }
-          // The try is lost (unless it will be repaired): stop the other requests of this try.
-          if (!goingOn()) stop.abort();
-        } catch (error) {
-          if (torn === undefined && failure === undefined) failure = error;
-          stop.abort();
-        }
-      }
-    };
-    const workers = Math.min(plan.concurrency, pageCount - 1);
-    await Promise.all(Array.from({ length: workers }, worker));
-    if (failure !== undefined) throw failure;
-    const tornBy = (reason: string): TornWindow<Row> => ({
-      reason,
-      fromVersion: dataVersion,
-      ...(toVersion === undefined ? {} : { toVersion }),
-      pages,
-    });
-    if (torn !== undefined) return tornBy(torn);
-    let rows = 0;
-    const keys = plan.keyOf ? new Set<string>() : undefined;
-    for (const page of pages) {
-      rows += page.rows.length;
-      if (keys) {
-        for (const row of page.rows) {
-          const key = plan.keyOf!(row);
-          if (keys.has(key)) return tornBy(`recordId ${key} came twice`);
-          keys.add(key);
-        }
-      }
-    }
-    if (rows !== totalCount) return tornBy(`the pages hold ${rows} rows, not totalCount ${totalCount}`);
-    pages[pages.length - 1]!.lastInWindow = true;
-    return pages;
-  }
-
-  private async fetchPage<Row>(
-    plan: WalkPlan<Row>,
-    index: number,
-    page: number,
-    signal: AbortSignal,
-  ): Promise<Page<Row>> {
-    if (signal.aborted) throw abortedError(signal);
-    const window = plan.windows[index]!;
-    const result = await this.graphql(
-      plan.query,
-      { ...plan.variables, dateRange: window, pagination: { page, pageSize: plan.pageSize } },
-      signal,
-    );
-    const raw = result.data[plan.field];
-    const pageInfo = isObject(result.extensions["pageInfo"])
-      ? result.extensions["pageInfo"][plan.field]
-      : undefined;
-    if (!Array.isArray(raw) || !isPageInfo(pageInfo)) {
-      throw new MdqClientError("PROTOCOL", `the answer lacks ${plan.field} or its extensions.pageInfo`);
-    }
-    this.onEvent?.({ type: "page", window, page, rows: raw.length, totalCount: pageInfo.totalCount });
-    return {
-      window,
-      windowIndex: index,
-      windowCount: plan.windows.length,
-      pageInfo,
-      rows: raw.map((row) => plan.rowOf(row as Record<string, unknown>)),
-      lastInWindow: false,
-    };
-  }
-}
-
-function isPageInfo(value: unknown): value is PageInfo {
-  return (
-    isObject(value) &&
-    typeof value["page"] === "number" &&
-    typeof value["pageSize"] === "number" &&
-    typeof value["totalCount"] === "number" &&
-    typeof value["hasNextPage"] === "boolean"
-  );
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
@@ -759,16 +508,6 @@ function positive(value: number | undefined, fallback: number, name: string): nu
     throw new MdqClientError("INVALID_CONFIG", `${name} must be a positive number`);
   }
   return value;
-}
-
-function walkSettings(options: { pageSize?: number; concurrency?: number; signal?: AbortSignal }) {
-  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(pageSize)) throw new MdqClientError("INVALID_CONFIG", "pageSize must be an integer");
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new MdqClientError("INVALID_CONFIG", "concurrency must be a positive integer");
-  }
-  return { pageSize, concurrency, signal: options.signal };
 }
 
 function windowsOf(

@@ -49,6 +49,9 @@ export interface MdqClientErrorDetails {
   cause?: unknown;
 }
 
+/** Longest service message an error carries (a hostile answer could send megabytes). */
+const MAX_SERVICE_MESSAGE = 2000;
+
 /** Whether `code` is one of the service's `extensions.code` values. */
 export const isServiceErrorCode: (code: unknown) => code is ServiceErrorCode = isErrorCode;
 
@@ -87,7 +90,12 @@ export class MdqClientError extends Error {
     const first = errors[0];
     const raw = first?.extensions?.code;
     const code: MdqClientErrorCode = isServiceErrorCode(raw) ? raw : "UNKNOWN_ERROR";
-    return new MdqClientError(code, first?.message ?? `the service answered ${status} with errors`, {
+    // The message is the service's text: shown only when it is text, and never without bound.
+    const message =
+      typeof first?.message === "string" && first.message !== ""
+        ? first.message.slice(0, MAX_SERVICE_MESSAGE)
+        : `the service answered ${status} with errors`;
+    return new MdqClientError(code, message, {
       status,
       errors,
       ...(typeof raw === "string" ? { serviceCode: raw } : {}),

@@ -18,6 +18,8 @@ export interface RetryPolicy {
   backoffCapMs: number;
   /** A 429 asking for a longer wait than this fails at once with RATE_LIMITED; default 300. */
   maxRetryAfterSeconds: number;
+  /** Largest body read; a longer answer fails at once with SERVER_ANSWER_INVALID (not retried). */
+  maxBodyBytes: number;
 }
 
 /** The defaults of {@link RetryPolicy}. */
@@ -27,6 +29,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   backoffBaseMs: 200,
   backoffCapMs: 10_000,
   maxRetryAfterSeconds: 300,
+  maxBodyBytes: 64 * 1024 * 1024,
 });
 
 export interface HttpTransportOptions {
@@ -59,6 +62,14 @@ export interface HttpResponse {
 const TRANSIENT_STATUSES = new Set([500, 502, 503, 504]);
 
 const TIMED_OUT = Symbol("timed out");
+
+/** Failures no retry can mend: the caller stopped, the wait asked is too long, the answer is invalid. */
+const FINAL_CODES = new Set<MdqClientErrorCode>([
+  "ABORTED",
+  "RATE_LIMITED",
+  "SERVER_ANSWER_INVALID",
+  "TIMEOUT",
+]);
 
 /**
  * Sends POST requests with retries.
@@ -108,9 +119,7 @@ export class HttpTransport {
           return { ...response, attempts: attempt };
         }
       } catch (error) {
-        if (error instanceof MdqClientError && (error.code === "ABORTED" || error.code === "RATE_LIMITED")) {
-          throw error;
-        }
+        if (error instanceof MdqClientError && FINAL_CODES.has(error.code)) throw error;
         const timedOut = error === TIMED_OUT;
         lastError = new MdqClientError(
           timedOut ? "TIMEOUT" : "NETWORK",
@@ -157,10 +166,11 @@ export class HttpTransport {
         body: request.body,
         signal: controller.signal,
       });
-      const text = await response.text();
+      const text = await readBody(response, this.options.retry.maxBodyBytes, request.url);
       return { status: response.status, headers: response.headers, text };
     } catch (error) {
       if (request.signal?.aborted) throw abortedError(request.signal);
+      if (error instanceof MdqClientError) throw error;
       if (controller.signal.aborted && controller.signal.reason === TIMED_OUT) throw TIMED_OUT;
       throw error;
     } finally {
@@ -168,6 +178,42 @@ export class HttpTransport {
       request.signal?.removeEventListener("abort", onAbort);
     }
   }
+}
+
+/**
+ * The body of `response` as UTF-8 text, read up to `maxBytes`: an answer that says or turns out
+ * to be longer is cancelled and fails with SERVER_ANSWER_INVALID, so that a server sending
+ * without end cannot fill the memory.
+ */
+async function readBody(response: Response, maxBytes: number, url: string): Promise<string> {
+  const tooLarge = () =>
+    new MdqClientError(
+      "SERVER_ANSWER_INVALID",
+      `the answer from ${url} is larger than maxBodyBytes (${maxBytes} bytes)`,
+      {
+        status: response.status,
+      },
+    );
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!response.body) return "";
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, length).toString("utf8");
 }
 
 /**

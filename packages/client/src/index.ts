@@ -9,7 +9,14 @@
  * for await (const record of client.records({ from: "2026-01-01", to: "2026-11-21" })) console.log(record);
  */
 
-export { DIMENSIONS, MdqClient, type MdqClientOptions, METRICS, RECORD_FIELDS } from "./client.js";
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  DIMENSIONS,
+  MdqClient,
+  type MdqClientOptions,
+  METRICS,
+  RECORD_FIELDS,
+} from "./client.js";
 export {
   CLIENT_ENV,
   type ClientCredentialsConfig,
@@ -50,5 +57,11 @@ export {
   type RequestBudgetOptions,
   systemClock,
 } from "./request-budget.js";
+export {
+  DEFAULT_MAX_REQUESTS_PER_DAY,
+  DEFAULT_RUN_DEADLINE_MS_PER_DAY,
+  RUN_DEADLINE_ALLOWANCE_MS,
+  RUN_REQUEST_ALLOWANCE,
+} from "./run-limits.js";
 export { API_SCOPE } from "./token-manager.js";
 export type * from "./types.js";

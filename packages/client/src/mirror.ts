@@ -2,33 +2,44 @@
  * `mirror`: a day-partitioned local copy of a brand's records kept exactly in sync (CONTRACT §6).
  *
  * Layout: `DIR/date=YYYY-MM-DD/records.<csv|ndjson|parquet>` (Hive partitions, rows ordered by
- * recordId) and the state in `DIR/_mdq_mirror.json`: the service's `dataVersion` after the last
- * complete run, and for every day held, the day's version and rows.
+ * recordId) and the state in `DIR/_mdq_mirror.json` (mirror-state.ts): the service's
+ * `dataVersion` after the last complete run, and for every day the mirror wrote, the day's version
+ * and rows.
  *
  * A run asks `marketingDataChanges` twice per ≤ 366 days, both answered from the service's version
  * tables: since the stored version (to learn whether the caller's scope changed: then every day is
  * copied again) and with `since: null` (every day that has visible rows, with its current version).
- * A day is downloaded when the copy lacks it or holds another version or row count; a day folder
- * that the service no longer lists (emptied, or outside the range) is removed. Each day's file is
- * written to a hidden partial file, fsynced and renamed over the old one, and the state is written
- * (also by rename) after each batch of days, so a killed run leaves every day either complete or
- * untouched and the next run converges to the same bytes a fresh mirror writes.
+ * A day is downloaded when the copy lacks it or holds another version or row count; a day the
+ * state holds that the service no longer lists (emptied, or outside the range) is removed. Each
+ * day's file is written to a partial file, fsynced and renamed over the old one (atomic-files.ts),
+ * and the state is written (also by rename) after each batch of days, so a killed run leaves every
+ * day either complete or untouched and the next run converges to the same bytes a fresh mirror
+ * writes.
+ *
+ * The mirror distrusts the service and the directory: every answer is validated (dates inside the
+ * range, each once) before any file is touched; every path is built from validated values and
+ * checked to stay inside DIR (contained-paths.ts); only files the state says the mirror wrote are
+ * ever removed; a first run into a non-empty directory that is not a mirror refuses unless
+ * `force`, and a listing with no days for a mirror that holds rows refuses unless `allowEmpty`.
  */
 import { createWriteStream } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, open, readdir, rm, rmdir, stat } from "node:fs/promises";
 import { finished } from "node:stream/promises";
-import { spoolToParquet } from "./cli/parquet-writer.js";
-import { csvEncoding, ndjsonEncoding, type SyncFormat } from "./cli/record-formats.js";
-import { acquireSyncLock } from "./cli/sync-lock.js";
+import { replaceAtomically } from "./atomic-files.js";
 import type { MdqClient } from "./client.js";
+import { pathInside } from "./contained-paths.js";
 import { toEpochDay } from "./date-windows.js";
 import { MdqClientError } from "./errors.js";
+import { MIRROR_STATE_FILE, type MirrorState, readMirrorState, writeMirrorState } from "./mirror-state.js";
+import { spoolToParquet } from "./parquet-writer.js";
+import { partialEncoding, SYNC_FORMATS, type SyncFormat } from "./record-formats.js";
+import { acquireSyncLock } from "./sync-lock.js";
 import type { ChangedDay, Currency, MarketingRecord } from "./types.js";
 
-/** The state file's name inside the mirror directory. */
-export const MIRROR_STATE_FILE = "_mdq_mirror.json";
-const STATE_FORMAT = 1;
+export { MIRROR_STATE_FILE } from "./mirror-state.js";
+
+/** The lock file of a mirror directory. */
+const LOCK_FILE = `${MIRROR_STATE_FILE}.lock`;
 /**
  * Days downloaded per walk of consecutive days: the state is written after each, so an
  * interrupted run keeps what the finished walks wrote. 30 days is one request window's work at
@@ -44,6 +55,12 @@ export interface MirrorOptions {
   /** Currency of spend and revenue; the service's default (EUR) when omitted. */
   currency?: Currency;
   format: SyncFormat;
+  /** CSV cells as sent; by default formula-like text cells get a leading `'` (record-formats.ts). */
+  rawCsv?: boolean;
+  /** Mirror into a non-empty directory that is not a mirror (its other files are left alone). */
+  force?: boolean;
+  /** Accept a listing with no days for a mirror that holds rows (removing every day it wrote). */
+  allowEmpty?: boolean;
   signal?: AbortSignal;
   /** Told what the run does (progress lines). */
   onProgress?: (event: MirrorProgress) => void;
@@ -72,28 +89,9 @@ export interface MirrorSummary {
   fullResync: boolean;
 }
 
-interface HeldDay {
-  dataVersion: string;
-  rows: number;
-}
-
-interface MirrorState {
-  format: number;
-  baseUrl: string;
-  brandClientId: string;
-  currency: string;
-  fileFormat: SyncFormat;
-  from: string;
-  to: string;
-  /** After the last complete run; null until one completed. */
-  dataVersion: string | null;
-  days: Record<string, HeldDay>;
-}
-
-const DAY_FOLDER = /^date=(\d{4}-\d{2}-\d{2})$/;
-
-function dayFolder(dir: string, date: string): string {
-  return join(dir, `date=${date}`);
+/** The path of a day's file (or of another name in its folder), checked to stay inside `dir`. */
+function dayPath(dir: string, date: string, name: string): string {
+  return pathInside(dir, [`date=${date}`, name]);
 }
 
 /** Orders records as the files hold them: by recordId, in the service's byte order ("C" collation). */
@@ -101,52 +99,16 @@ function byRecordId(a: MarketingRecord, b: MarketingRecord): number {
   return Buffer.compare(Buffer.from(a.recordId), Buffer.from(b.recordId));
 }
 
-async function readState(dir: string): Promise<MirrorState | undefined> {
-  try {
-    const state = JSON.parse(await readFile(join(dir, MIRROR_STATE_FILE), "utf8")) as MirrorState;
-    return state.format === STATE_FORMAT && typeof state.days === "object" ? state : undefined;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || error instanceof SyntaxError) return undefined;
-    throw error;
+/**
+ * Removes the files the mirror writes for a day in `format` (and their partial leftovers), then the
+ * day's folder if that left it empty: never anything else.
+ */
+async function removeDayFiles(dir: string, date: string, format: SyncFormat): Promise<void> {
+  const file = dayPath(dir, date, `records.${format}`);
+  for (const path of [file, `${file}.partial`, `${file}.partial.ndjson.partial`]) {
+    await rm(path, { force: true });
   }
-}
-
-/** Writes `text` to `path` atomically: a partial file beside it, fsynced, renamed over it. */
-async function writeAtomically(path: string, write: (partial: string) => Promise<void>): Promise<void> {
-  const partial = `${path}.partial`;
-  await write(partial);
-  const handle = await open(partial, "r+");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(partial, path);
-}
-
-async function writeState(dir: string, state: MirrorState): Promise<void> {
-  await writeAtomically(join(dir, MIRROR_STATE_FILE), async (partial) => {
-    const handle = await open(partial, "w", 0o644);
-    try {
-      await handle.writeFile(`${JSON.stringify(state, null, 2)}\n`);
-    } finally {
-      await handle.close();
-    }
-  });
-}
-
-/** The day folders present in the mirror directory, and leftovers of an interrupted run removed. */
-async function heldFolders(dir: string): Promise<Set<string>> {
-  const dates = new Set<string>();
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const match = DAY_FOLDER.exec(entry.name);
-    if (!entry.isDirectory() || !match) continue;
-    dates.add(match[1]!);
-    for (const file of await readdir(join(dir, entry.name))) {
-      if (file.endsWith(".partial")) await rm(join(dir, entry.name, file), { force: true });
-    }
-  }
-  return dates;
+  await rmdir(pathInside(dir, [`date=${date}`])).catch(() => undefined);
 }
 
 async function fileExists(path: string): Promise<boolean> {
@@ -162,14 +124,14 @@ async function writeDay(
   dir: string,
   date: string,
   format: SyncFormat,
+  rawCsv: boolean,
   rows: MarketingRecord[],
 ): Promise<number> {
-  const folder = dayFolder(dir, date);
-  await mkdir(folder, { recursive: true });
-  const path = join(folder, `records.${format}`);
-  const encoding = format === "csv" ? csvEncoding : ndjsonEncoding;
+  await mkdir(pathInside(dir, [`date=${date}`]), { recursive: true });
+  const path = dayPath(dir, date, `records.${format}`);
+  const encoding = partialEncoding(format, rawCsv);
   const text = `${encoding.header}${encoding.encode(rows)}`;
-  await writeAtomically(path, async (partial) => {
+  await replaceAtomically(path, async (partial) => {
     if (format !== "parquet") {
       const handle = await open(partial, "w", 0o644);
       try {
@@ -212,6 +174,17 @@ function daysIn(from: string, to: string): number {
   return toEpochDay(to) - toEpochDay(from) + 1;
 }
 
+/** Refuses a first run into a directory that holds anything but the mirror's lock, unless `force`. */
+async function checkFirstRun(dir: string, force: boolean): Promise<void> {
+  const foreign = (await readdir(dir)).filter((name) => name !== LOCK_FILE);
+  if (foreign.length === 0 || force) return;
+  throw new MdqClientError(
+    "MIRROR_REFUSED",
+    `${dir} is not empty and holds no ${MIRROR_STATE_FILE} (it has ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", ..." : ""}): ` +
+      "use an empty or new --dir, or --force to mirror beside those files (they are never removed)",
+  );
+}
+
 /**
  * Brings `options.dir` in line with the service: the first run downloads every day of the range,
  * later runs only the days that changed (CONTRACT §6, `mdq-client mirror`).
@@ -223,10 +196,19 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
   if (daysIn(from, to) < 1) {
     throw new MdqClientError("INVALID_DATE_RANGE", `the range ends (${to}) before it starts (${from})`);
   }
+  if (!SYNC_FORMATS.includes(format)) {
+    throw new MdqClientError(
+      "INVALID_CONFIG",
+      `format ${JSON.stringify(format)} is not one of ${SYNC_FORMATS.join(", ")}`,
+    );
+  }
+  const rawCsv = options.rawCsv === true;
+  const csvCells = format === "csv" && rawCsv ? "raw" : "neutralised";
   await mkdir(dir, { recursive: true });
-  const release = await acquireSyncLock(join(dir, `${MIRROR_STATE_FILE}.lock`));
+  const release = await acquireSyncLock(pathInside(dir, [LOCK_FILE], "MIRROR_REFUSED"));
   try {
-    const stored = await readState(dir);
+    const stored = await readMirrorState(dir);
+    if (!stored) await checkFirstRun(dir, options.force === true);
     const currency = options.currency ?? "EUR";
     if (
       stored &&
@@ -237,8 +219,12 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
         `${dir} mirrors brand ${stored.brandClientId} of ${stored.baseUrl}; use another --dir for brand ${client.config.brandClientId} of ${client.config.baseUrl}`,
       );
     }
-    // Another currency or file format rewrites every file.
-    const sameFiles = stored !== undefined && stored.currency === currency && stored.fileFormat === format;
+    // Another currency, file format or CSV cell rule rewrites every file.
+    const sameFiles =
+      stored !== undefined &&
+      stored.currency === currency &&
+      stored.fileFormat === format &&
+      (format !== "csv" || stored.csvCells === csvCells);
     let scopeChange: string | null = null;
     if (sameFiles && stored.dataVersion !== null) {
       try {
@@ -255,22 +241,39 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
       }
     }
     const fullResync = !sameFiles || scopeChange !== null;
+    // Validated (answer-validation.ts): every listed day is a calendar day of from..to, listed once.
     const now = await client.dataChanges({ from, to, since: null, signal: options.signal });
     const listed = new Map<string, ChangedDay>(now.days.map((day) => [day.date, day]));
+    const heldRows = Object.values(stored?.days ?? {}).reduce((sum, day) => sum + day.rows, 0);
+    if (listed.size === 0 && heldRows > 0 && options.allowEmpty !== true) {
+      throw new MdqClientError(
+        "MIRROR_REFUSED",
+        `the service lists no days with data in ${from}..${to}, but ${dir} holds ${heldRows} rows: ` +
+          "run again with --allow-empty to empty the mirror",
+      );
+    }
 
     const state: MirrorState = {
-      format: STATE_FORMAT,
+      format: 1,
       baseUrl: client.config.baseUrl,
       brandClientId: client.config.brandClientId,
       currency,
       fileFormat: format,
+      csvCells,
       from,
       to,
       dataVersion: stored?.dataVersion ?? null,
-      days: fullResync ? {} : { ...stored?.days },
+      days: { ...stored?.days },
     };
-    const folders = await heldFolders(dir);
-    const toRemove = [...folders].filter((date) => !listed.has(date)).sort();
+    // A full copy rewrites every day: the days held stay the mirror's (to be removed if no longer
+    // listed) but match no version, so an interrupted full copy is not taken for a current one.
+    if (fullResync) {
+      for (const [date, held] of Object.entries(state.days)) state.days[date] = { ...held, dataVersion: "" };
+    }
+    // Only days the state says the mirror wrote are ever removed.
+    const toRemove = Object.keys(state.days)
+      .filter((date) => !listed.has(date))
+      .sort();
     const toDownload: string[] = [];
     for (const day of now.days) {
       const held = state.days[day.date];
@@ -278,7 +281,7 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
         held !== undefined &&
         held.dataVersion === day.dataVersion &&
         held.rows === day.rows &&
-        (await fileExists(join(dayFolder(dir, day.date), `records.${format}`)));
+        (await fileExists(dayPath(dir, day.date, `records.${format}`)));
       if (!current) toDownload.push(day.date);
     }
     options.onProgress?.({
@@ -291,18 +294,18 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
     });
 
     for (const date of toRemove) {
-      await rm(dayFolder(dir, date), { recursive: true, force: true });
+      await removeDayFiles(dir, date, stored!.fileFormat);
       delete state.days[date];
     }
-    // Files of another format left by an earlier run with another --format.
-    if (!sameFiles) {
-      for (const date of listed.keys()) {
-        for (const other of ["csv", "ndjson", "parquet"].filter((ext) => ext !== format)) {
-          await rm(join(dayFolder(dir, date), `records.${other}`), { force: true });
-        }
+    // Files of another format the mirror wrote before this run's --format.
+    const otherFormat = stored !== undefined && stored.fileFormat !== format;
+    if (otherFormat) {
+      for (const date of Object.keys(state.days)) {
+        await removeDayFiles(dir, date, stored.fileFormat);
+        delete state.days[date];
       }
     }
-    if (toRemove.length > 0 || fullResync) await writeState(dir, state);
+    if (toRemove.length > 0 || otherFormat) await writeMirrorState(dir, state);
 
     let rows = 0;
     let bytes = 0;
@@ -318,26 +321,29 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
       })) {
         for (const record of page.rows) byDate.get(record.date)?.push(record);
       }
+      // The batch's answers are validated: record its days as the mirror's (pending: no version)
+      // before their files are written, so that a run killed meanwhile leaves files the state
+      // names, which the next run rewrites or removes.
+      for (const date of run.dates) state.days[date] ??= { dataVersion: "", rows: 0 };
+      await writeMirrorState(dir, state);
       for (const date of run.dates) {
         const dayRows = byDate.get(date)!.sort(byRecordId);
         if (dayRows.length === 0) {
           // Emptied since it was listed: the next run will not list it either.
-          await rm(dayFolder(dir, date), { recursive: true, force: true });
+          await removeDayFiles(dir, date, format);
           delete state.days[date];
         } else {
-          bytes += await writeDay(dir, date, format, dayRows);
+          bytes += await writeDay(dir, date, format, rawCsv, dayRows);
           state.days[date] = { dataVersion: listed.get(date)!.dataVersion, rows: dayRows.length };
         }
         rows += dayRows.length;
         done += 1;
         options.onProgress?.({ type: "day", date, rows: dayRows.length, done, of: toDownload.length });
       }
-      await writeState(dir, state);
+      await writeMirrorState(dir, state);
     }
-    // Held days the listing no longer names were removed above; days outside the range too.
-    for (const date of Object.keys(state.days)) if (!listed.has(date)) delete state.days[date];
     state.dataVersion = now.dataVersion;
-    await writeState(dir, state);
+    await writeMirrorState(dir, state);
     return {
       daysChecked: daysIn(from, to),
       daysDownloaded: toDownload.length,

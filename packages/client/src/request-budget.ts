@@ -42,6 +42,8 @@ export const systemClock: Clock = {
 
 /** The ABORTED error for a fired signal. */
 export function abortedError(signal: AbortSignal): MdqClientError {
+  // A run stopped by its own limits (run-limits.ts) aborts with the error that says why.
+  if (signal.reason instanceof MdqClientError) return signal.reason;
   return new MdqClientError("ABORTED", "the operation was aborted", { cause: signal.reason });
 }
 

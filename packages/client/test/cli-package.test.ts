@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 
 const PACKAGE = new URL("../../package.json", import.meta.url);
 const CLI_SOURCES = fileURLToPath(new URL("../../src/cli/", import.meta.url));
+const SDK_SOURCES = fileURLToPath(new URL("../../src/", import.meta.url));
 
 describe("the mdq-client package", () => {
   it("declares the mdq-client binary, with a node shebang, and depends on no server package", async () => {
@@ -18,7 +19,7 @@ describe("the mdq-client package", () => {
     const main = await readFile(new URL(`../../${manifest.bin["mdq-client"]}`, import.meta.url), "utf8");
     assert.ok(main.startsWith("#!/usr/bin/env node\n"));
     const dependencies = Object.keys(manifest.dependencies ?? {});
-    assert.deepEqual(dependencies.sort(), ["@mdq/contract", "commander", "hyparquet-writer"]);
+    assert.deepEqual(dependencies.sort(), ["@mdq/contract", "commander", "hyparquet-writer", "valibot"]);
   });
 
   it("has CLI modules that import only Node built-ins, commander, hyparquet-writer, the contract and the SDK", async () => {
@@ -35,6 +36,17 @@ describe("the mdq-client package", () => {
             /^\.\.?\/[\w-]+\.js$/.test(specifier!),
           `${file} imports ${specifier}`,
         );
+      }
+    }
+  });
+
+  it("has SDK modules that never import the CLI's (the SDK stands alone)", async () => {
+    const files = (await readdir(SDK_SOURCES)).filter((name) => name.endsWith(".ts"));
+    assert.ok(files.includes("mirror.ts") && files.includes("client.ts"));
+    for (const file of files) {
+      const source = await readFile(`${SDK_SOURCES}${file}`, "utf8");
+      for (const [, specifier] of source.matchAll(/^import [^;]*? from "([^"]+)";$/gms)) {
+        assert.ok(!specifier!.startsWith("./cli/"), `${file} imports ${specifier}`);
       }
     }
   });

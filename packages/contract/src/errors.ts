@@ -89,6 +89,18 @@ export const CLIENT_ERROR_CODES = Object.freeze({
   NOT_READY: shown(0),
   /** The service answered with an `extensions.code` the SDK does not know; see `serviceCode`. */
   UNKNOWN_ERROR: shown(0),
+  /**
+   * An answer failed the SDK's validation (wrong types, a date outside the asked range or listed
+   * twice, counts that do not add up, a body over `maxBodyBytes`, more requests than the range
+   * needs): the server's fault, and nothing was written.
+   */
+  SERVER_ANSWER_INVALID: shown(0),
+  /**
+   * `mirror` refused to touch the directory: it is not empty and not a mirror (`--force`), its
+   * state file is not one the SDK wrote, or the service listed no days for a mirror that holds
+   * rows (`--allow-empty`).
+   */
+  MIRROR_REFUSED: shown(0),
 } as const satisfies Record<string, ErrorEntry>);
 /** A code only the client SDK raises. */
 export type ClientErrorCode = keyof typeof CLIENT_ERROR_CODES;

@@ -1,8 +1,9 @@
 /**
  * The service's error classes over the one error catalogue (`@mdq/contract`, docs/errors.md):
  * every error the service answers with has a catalogue code, with its HTTP status and whether its
- * message may be shown to the caller. Exactly one place per protocol turns these into responses: `oauth/oauth-errors.ts` (RFC 6749 §5.2 bodies) and
- * `graphql/error-formatting.ts` (GraphQL `errors` with `extensions.code`).
+ * message may be shown to the caller. Exactly one place turns these into HTTP responses,
+ * `plugins/error-responses.ts` (RFC 6749 §5.2 bodies on the token endpoint, GraphQL-shaped
+ * bodies elsewhere), with `graphql/error-formatting.ts` shaping the `errors` of GraphQL answers.
  */
 import {
   ADMIN_ERROR_CODES,

@@ -22,7 +22,7 @@ import { AppDirectory } from "./oauth/app-directory.js";
 import { KeyRing, keyRingStorageFor } from "./oauth/signing-keys.js";
 import { tokenEndpoint } from "./oauth/token-endpoint.js";
 import { wellKnown } from "./oauth/well-known.js";
-import { meteredStore } from "./observability/metered-store.js";
+import { MeteredStore } from "./observability/metered-store.js";
 import { ServiceMetrics } from "./observability/metrics.js";
 import { safeReason, ThrottledWarning } from "./observability/throttled-warning.js";
 import { answerClientError, installErrorResponses, methodNotAllowed } from "./plugins/error-responses.js";
@@ -95,7 +95,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
   const cachedStore = withPageCache(parts.store, config.pageCacheMb * 1024 * 1024, (query, result) =>
     metrics.pageCache.inc({ query, result }),
   );
-  const store = meteredStore(cachedStore, metrics, app.log);
+  const store = new MeteredStore(cachedStore, metrics, app.log);
   const redis = config.redisUrl
     ? new RedisConnection({ url: config.redisUrl, metrics, log: app.log })
     : undefined;

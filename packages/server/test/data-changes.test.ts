@@ -5,196 +5,26 @@
  * survive a restart, and a bad `since` answers INVALID_DATA_VERSION.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { createTestDatabase, requestToken } from "@mdq/test-support";
-import { ensureAdminToken } from "../src/admin/admin-token.js";
-import { addDays, todayIn } from "../src/calendar.js";
-import { loadConfig, type ServiceConfig } from "../src/config.js";
-import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
+import { describe, it } from "node:test";
+import { addDays } from "../src/calendar.js";
 import { buildService, type Service } from "../src/server.js";
-import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
-import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import type { Store } from "../src/store/store.js";
+import {
+  CHANGES,
+  type Changes,
+  COUNT,
+  changesRegion,
+  DAYS,
+  engines,
+  HEADER,
+  READINESS,
+} from "./changes-harness.js";
 
-const DAYS = 60;
-const HEADER =
-  "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
-
-const CHANGES = `query($c: ID!, $r: DateRangeInput!, $s: String) {
-  marketingDataChanges(clientId: $c, dateRange: $r, since: $s) {
-    dataVersion fullResyncRequired reason days { date dataVersion changedAt rows }
-  }
-}`;
-const COUNT = `query($c: ID!, $r: DateRangeInput!) {
-  marketingRecords(clientId: $c, dateRange: $r) { recordId }
-}`;
-const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { dataVersion } }";
-
-interface ChangedDay {
-  date: string;
-  dataVersion: string;
-  changedAt: string;
-  rows: number;
-}
-interface Changes {
-  dataVersion: string;
-  fullResyncRequired: boolean;
-  reason: string | null;
-  days: ChangedDay[];
-}
-
-interface Engine {
-  name: string;
-  /** Opens the engine's store: the same one again when called twice (a restart). */
-  open(): Promise<Store>;
-  cleanup(): Promise<void>;
-}
-
-function duckdbEngine(): Engine {
-  let dataDir = "";
-  return {
-    name: "duckdb",
-    async open() {
-      dataDir ||= await mkdtemp(join(tmpdir(), "mdq-changes-"));
-      return openDuckDbStore(dataDir);
-    },
-    cleanup: () => rm(dataDir, { recursive: true, force: true }),
-  };
-}
-
-function postgresEngine(): Engine {
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
-  return {
-    name: "postgres",
-    async open() {
-      if (!database) {
-        database = await createTestDatabase("changes");
-        await migrateDatabase(database.url);
-      }
-      return openPostgresStore({ url: database.url, poolSize: 4 });
-    },
-    cleanup: async () => database?.drop(),
-  };
-}
-
-for (const engine of [duckdbEngine(), postgresEngine()]) {
+for (const engine of engines()) {
   describe(`data versions and marketingDataChanges: ${engine.name}`, () => {
-    let store: Store;
-    let service: Service;
-    let config: ServiceConfig;
-    let credentials: DemoCredentials;
-    let adminToken: string;
-    let work: string;
-    let today: string;
-    const tokens = new Map<string, string>();
-
-    async function start(): Promise<void> {
-      store = await engine.open();
-      service = await buildService(config, { store });
-    }
-    async function stop(): Promise<void> {
-      await service.app.close();
-    }
-
-    async function token(appClientId: string): Promise<string> {
-      const cached = tokens.get(appClientId);
-      if (cached) return cached;
-      const app = credentials.apps.find((entry) => entry.appClientId === appClientId)!;
-      const response = await requestToken(service, app);
-      assert.equal(response.statusCode, 200, response.body);
-      const issued = response.json().access_token as string;
-      tokens.set(appClientId, issued);
-      return issued;
-    }
-
-    async function graphql(
-      query: string,
-      variables: Record<string, unknown>,
-      appClientId = "app-acme-analytics",
-    ): Promise<{
-      status: number;
-      body: Record<string, unknown> & { data?: Record<string, unknown> | null };
-    }> {
-      const response = await service.app.inject({
-        method: "POST",
-        url: "/graphql",
-        headers: { authorization: `Bearer ${await token(appClientId)}`, "content-type": "application/json" },
-        payload: JSON.stringify({ query, variables }),
-      });
-      return { status: response.statusCode, body: response.json() };
-    }
-
-    async function changes(
-      range: { from: string; to: string },
-      since: string | null,
-      appClientId = "app-acme-analytics",
-      brand = "brand-acme",
-    ): Promise<Changes> {
-      const response = await graphql(CHANGES, { c: brand, r: range, s: since }, appClientId);
-      assert.equal(response.status, 200, JSON.stringify(response.body));
-      assert.equal(response.body["errors"], undefined, JSON.stringify(response.body));
-      return response.body.data?.["marketingDataChanges"] as Changes;
-    }
-
-    async function admin(url: string, body: unknown): Promise<void> {
-      const response = await service.adminApp.inject({
-        method: "POST",
-        url,
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        payload: JSON.stringify(body),
-      });
-      assert.equal(response.statusCode, 200, response.body);
-    }
-
-    /** Loads `lines` (CSV rows without header) for brand-acme. */
-    async function load(name: string, lines: string[]): Promise<void> {
-      const path = join(work, name);
-      await writeFile(path, `${HEADER}\n${lines.join("\n")}\n`);
-      await admin("/admin/loads", { brandId: "brand-acme", path });
-    }
-
-    const first = () => addDays(today, -DAYS);
-    const last = () => addDays(today, -1);
-    const whole = () => ({ from: first(), to: last() });
-
-    before(async () => {
-      work = await mkdtemp(join(tmpdir(), "mdq-changes-files-"));
-      const dataDir = await mkdtemp(join(tmpdir(), "mdq-changes-dir-"));
-      config = loadConfig(
-        {},
-        {
-          region: "uk",
-          authUrl: "http://auth.test",
-          baseUrl: "http://api.test",
-          rateLimitMax: 1_000_000,
-          logLevel: "silent",
-          dataDir,
-          pageCacheMb: 0,
-        },
-      );
-      today = todayIn(config.timeZone);
-      adminToken = await ensureAdminToken(dataDir);
-      const seeding = await engine.open();
-      credentials = await seedDemoRegion(seeding, {
-        region: config.region,
-        authUrl: config.authUrl,
-        baseUrl: config.baseUrl,
-        today,
-        days: DAYS,
-      });
-      await seeding.close();
-      await start();
-    });
-    after(async () => {
-      await stop();
-      await store.close();
-      await engine.cleanup();
-      await rm(work, { recursive: true, force: true });
-    });
+    const region = changesRegion(engine);
+    const { admin, changes, first, graphql, last, load, whole } = region;
 
     it("lists every day that has data with since null, each with the caller's visible rows", async () => {
       const listed = await changes(whole(), null);
@@ -273,7 +103,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
     it("after an FX change of one GBP rate lists that day and every later day with data, none before", async () => {
       const { dataVersion } = await changes(whole(), null);
       const changedDay = addDays(first(), 45);
-      const path = join(work, "fx.csv");
+      const path = join(region.work, "fx.csv");
       await writeFile(path, `date,currency,rate\n${changedDay},GBP,0.91234\n`);
       await admin("/admin/fx", { path });
       const after = await changes(whole(), dataVersion);
@@ -293,7 +123,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       await admin("/admin/grants/remove", { brandId: "brand-globex", markets: ["JP"] });
       const after = await changes(whole(), dataVersion, "app-globex-bi", "brand-globex");
       assert.equal(after.fullResyncRequired, true);
-      assert.equal(after.reason, "the brand's grants changed: removed markets JP");
+      assert.equal(after.reason, "the brand's grants changed: removed markets or data sources");
       assert.equal(after.days.length, DAYS);
       // Another brand's clients are not affected.
       const acme = await changes(whole(), null);
@@ -367,7 +197,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       const tiktokBefore = await bySource("tiktok_ads");
       assert.ok(googleBefore.length > 0 && tiktokBefore.length > 0);
       const { dataVersion } = await changes(whole(), null);
-      const path = join(work, "meta-only.csv");
+      const path = join(region.work, "meta-only.csv");
       await writeFile(
         path,
         `${HEADER}\nmeta-${day}-1,${day},GB,meta_ads,social,c-m,Meta restated,5,1,1.00,0,2.00,GBP\n`,
@@ -386,14 +216,14 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
     if (engine.name === "postgres") {
       it("gives identical versions and changes on a second instance over the same database", async () => {
         const otherStore = await engine.open();
-        const other = await buildService(config, { store: otherStore });
+        const other = await buildService(region.config, { store: otherStore });
         try {
           const ask = async (instance: Service, since: string | null) => {
             const issued = await instance.app.inject({
               method: "POST",
               url: "/oauth2/token",
               headers: {
-                authorization: `Basic ${Buffer.from(`${credentials.apps[0]!.appClientId}:${credentials.apps[0]!.appClientSecret}`).toString("base64")}`,
+                authorization: `Basic ${Buffer.from(`${region.credentials.apps[0]!.appClientId}:${region.credentials.apps[0]!.appClientSecret}`).toString("base64")}`,
                 "content-type": "application/x-www-form-urlencoded",
               },
               payload: "grant_type=client_credentials&scope=api_data%2Fread",
@@ -412,14 +242,14 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
             });
             return response.json().data.marketingDataChanges as Changes;
           };
-          const { dataVersion } = await ask(service, null);
-          assert.deepEqual(await ask(other, null), await ask(service, null));
+          const { dataVersion } = await ask(region.service, null);
+          assert.deepEqual(await ask(other, null), await ask(region.service, null));
           const day = addDays(first(), 7);
           await load("via-first.csv", [
             `i-${day},${day},GB,google_ads,search,c-i,Instance,1,1,1.00,0,1.00,GBP`,
           ]);
           const seenByOther = await ask(other, dataVersion);
-          assert.deepEqual(seenByOther, await ask(service, dataVersion));
+          assert.deepEqual(seenByOther, await ask(region.service, dataVersion));
           assert.deepEqual(
             seenByOther.days.map((entry) => entry.date),
             [day],
@@ -434,10 +264,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
     it("keeps versions and changes across a restart of the store", async () => {
       const beforeRestart = await changes(whole(), null);
       const version = beforeRestart.dataVersion;
-      await stop();
-      await store.close();
-      tokens.clear();
-      await start();
+      await region.restart();
       const afterRestart = await changes(whole(), null);
       assert.deepEqual(afterRestart, beforeRestart);
       assert.deepEqual((await changes(whole(), version)).days, []);

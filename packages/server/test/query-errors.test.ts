@@ -426,7 +426,7 @@ const CASES: ErrorCase[] = [
       query: `{ marketingDataChanges(clientId: "${f.clientId}", ${range(f.day, f.day)}, since: "uk.999999999") { dataVersion } }`,
     }),
     data: "null",
-    message: /^since \("uk\.999999999"\) is later than the region's current data version \(uk\.\d+\)$/,
+    message: /^since \("uk\.999999999"\) is later than the brand's current data version \(uk\.\d+\)$/,
   },
   {
     code: "QUERY_TOO_COMPLEX",

@@ -9,7 +9,7 @@ import type { CurrencyCode } from "../src/currencies.js";
 import {
   planAggregatePage,
   planDataVersion,
-  planRecordsCount,
+  planRecordsDayCurrencies,
   planRecordsPage,
 } from "../src/store/query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "../src/store/query-request.js";
@@ -48,8 +48,8 @@ describe("the query planner", () => {
   it("binds the brand, range and grants as parameters, never as text, in either dialect", () => {
     for (const dialect of [DUCKDB_DIALECT, POSTGRES_DIALECT]) {
       for (const plan of [
-        planRecordsPage(recordsQuery("GBP"), dialect),
-        planRecordsCount(recordsQuery("GBP"), dialect),
+        planRecordsPage(recordsQuery("GBP"), dialect, { after: null }),
+        planRecordsDayCurrencies(recordsQuery("GBP"), dialect),
         planDataVersion(SCOPE, dialect),
       ]) {
         assert.ok(!plan.sql.includes("DROP TABLE"), plan.sql);
@@ -73,8 +73,14 @@ describe("the query planner", () => {
     for (const code of ["XYZ", "gbp", "GBP'; DROP TABLE records; --", ""]) {
       assert.throws(() => currencyLiteral(code), /not a supported currency code/);
       const query = recordsQuery(code as CurrencyCode);
-      assert.throws(() => planRecordsPage(query, DUCKDB_DIALECT), /not a supported currency code/);
-      assert.throws(() => planRecordsCount(query, POSTGRES_DIALECT), /not a supported currency code/);
+      assert.throws(
+        () => planRecordsPage(query, DUCKDB_DIALECT, { after: null }),
+        /not a supported currency code/,
+      );
+      assert.throws(
+        () => planAggregatePage({ ...AGGREGATE, currency: query.currency }, POSTGRES_DIALECT),
+        /not a supported currency code/,
+      );
     }
   });
 

@@ -729,6 +729,54 @@ for (const engine of ENGINES) {
         );
     });
 
+    it("walks any sort page after page from each page's boundary, with the single page's answer", async () => {
+      const sorts: RecordsQuery["sort"][] = [
+        [{ field: "SPEND", direction: "DESC" }],
+        [{ field: "REVENUE", direction: "ASC" }],
+        [
+          { field: "CAMPAIGN_ID", direction: "ASC" },
+          { field: "CLICKS", direction: "DESC" },
+        ],
+        [
+          { field: "MARKET", direction: "DESC" },
+          { field: "DATE_DAY", direction: "ASC" },
+        ],
+        [{ field: "CONVERSIONS", direction: "ASC" }],
+        [{ field: "CHANNEL", direction: "DESC" }],
+      ];
+      for (const sort of sorts) {
+        for (const currency of ["GBP", "JPY"] as const) {
+          const fields: RecordField[] = ["recordId", "spend", "campaignId"];
+          const whole = await store.queryRecords(
+            recordsQuery("cf-query", { sort, currency, fields, page: { page: 1, pageSize: 100 } }),
+          );
+          const walked: Record<string, unknown>[] = [];
+          // Each page after the first continues from the one before (its sort keys, ties included).
+          for (let page = 1; page <= 4; page += 1) {
+            const result = await store.queryRecords(
+              recordsQuery("cf-query", { sort, currency, fields, page: { page, pageSize: 2 } }),
+            );
+            assert.equal(result.totalCount, 7);
+            walked.push(...result.rows);
+          }
+          assert.deepEqual(walked, whole.rows, `${JSON.stringify(sort)} in ${currency}`);
+          // Page 3 of a walk not begun (other fields: no boundary before it) reads its offset.
+          const third = await store.queryRecords(
+            recordsQuery("cf-query", {
+              sort,
+              currency,
+              fields: [...fields, "clicks"],
+              page: { page: 3, pageSize: 2 },
+            }),
+          );
+          assert.deepEqual(
+            third.rows.map((row) => row["recordId"]),
+            whole.rows.slice(4, 6).map((row) => row["recordId"]),
+          );
+        }
+      }
+    });
+
     it("answers a walk's next page from the new data when a load lands between two pages", async () => {
       const brandId = "cf-walk";
       const days = ["2021-03-01", "2021-03-02", "2021-03-03"];
@@ -813,6 +861,88 @@ for (const engine of ENGINES) {
         { DATE_MONTH: "2021-03-01", CHANNEL: "search", TOTAL_CONVERSIONS: 2.5, currency: "EUR" },
         { DATE_MONTH: "2021-03-01", CHANNEL: "social", TOTAL_CONVERSIONS: 2, currency: "EUR" },
       ]);
+    });
+
+    it("answers aggregates not grouped by campaign from the rollup, equal to the records' (§3.7), after every kind of load", async () => {
+      const brandId = "cf-rollup";
+      const currencies = ["EUR", "GBP", "JPY"] as const;
+      const markets = ["DE", "GB", "JP", "FR"];
+      const channels = ["search", "social", "display"];
+      const days = ["2021-03-01", "2021-03-02", "2021-03-03", "2021-03-07", "2021-03-08"];
+      // Amounts that round differently row by row and summed (odd ten-thousandths, refunds).
+      const rows = (tag: string, dayList: string[], dataSources: string[]) =>
+        dayList.flatMap((date, day) =>
+          Array.from({ length: 24 }, (_, index) =>
+            record(`${tag}-${date}-${index}`, date, {
+              market: markets[index % markets.length]!,
+              dataSource: dataSources[index % dataSources.length]!,
+              channel: channels[(index >> 2) % channels.length]!,
+              campaignId: `cmp-${index % 5}`,
+              impressions: 1_000 + 37 * index + day,
+              clicks: 7 * index + day,
+              spendE4: BigInt(12_345 + 9_999 * index + 17 * day) * (index % 7 === 3 ? -1n : 1n),
+              conversionsE4: BigInt(5_001 * (index % 4)),
+              revenueE4: BigInt(33_335 * index + 1),
+              currency: currencies[(index + day) % currencies.length]!,
+            }),
+          ),
+        );
+      const sources = ["google_ads", "meta_ads"];
+      await store.replaceRecords(brandId, rows("a", days, sources));
+      // Restate one source of a day, then a whole day with fewer rows: the rollup follows both.
+      await store.replaceRecords(brandId, rows("b", ["2021-03-02"], ["meta_ads"]).slice(0, 9), {
+        processingDate: "2021-03-09",
+        source: "test",
+        replace: "sources",
+      });
+      await store.replaceRecords(brandId, rows("c", ["2021-03-07"], sources).slice(0, 5));
+      const everyCampaign = Array.from({ length: 5 }, (_, index) => `cmp-${index}`);
+      const groupings: AggregateQuery["groupBy"][] = [
+        [],
+        ["DATE_DAY"],
+        ["DATE_WEEK"],
+        ["DATE_MONTH"],
+        ["MARKET"],
+        ["DATA_SOURCE"],
+        ["CHANNEL"],
+        ["MARKET", "CHANNEL"],
+        ["DATE_DAY", "DATA_SOURCE"],
+      ];
+      let compared = 0;
+      for (const groupBy of groupings) {
+        for (const currency of currencies) {
+          const query = aggregateQuery(brandId, {
+            scope: scopeOf(brandId, { from: "2021-03-01", to: "2021-03-08", markets }),
+            currency,
+            metrics: ["IMPRESSIONS", "CLICKS", "SPEND", "CONVERSIONS", "REVENUE"],
+            groupBy,
+            sort: groupBy.length > 0 ? [{ field: "TOTAL_SPEND", direction: "DESC" }] : [],
+            page: { page: 1, pageSize: 100 },
+          });
+          // A campaign filter reads the records; naming every campaign, it reads all of them.
+          const fromRecords = { ...query, scope: { ...query.scope, campaignIds: everyCampaign } };
+          const [rollup, records] = await Promise.all([
+            store.queryAggregate(query),
+            store.queryAggregate(fromRecords),
+          ]);
+          assert.deepEqual(rollup.rows, records.rows, `${groupBy.join(",")} in ${currency}`);
+          assert.equal(rollup.totalCount, records.totalCount);
+          assert.ok(rollup.rows.length > 0);
+          compared += 1;
+        }
+      }
+      assert.equal(compared, groupings.length * currencies.length);
+      // The counts a records page reads from the rollup are the records' counts.
+      const walk = recordsQuery(brandId, {
+        scope: scopeOf(brandId, { from: "2021-03-01", to: "2021-03-08", markets, channels: ["search"] }),
+        fields: ["recordId", "spend"],
+        currency: "GBP",
+      });
+      const filtered = { ...walk, scope: { ...walk.scope, campaignIds: everyCampaign } };
+      const [counted, read] = await Promise.all([store.queryRecords(walk), store.queryRecords(filtered)]);
+      assert.deepEqual(counted.rows, read.rows);
+      assert.equal(counted.totalCount, read.totalCount);
+      assert.equal(counted.totalCount, counted.rows.length);
     });
 
     it("pages aggregate groups and counts them past the end", async () => {

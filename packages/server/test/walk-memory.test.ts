@@ -20,7 +20,7 @@ describe("the days a keyset page spans", () => {
   });
 
   it("starts at the boundary's day and counts only the days after it", () => {
-    const after = { date: "2021-03-03", recordId: "x" };
+    const after = { keys: ["2021-03-03"], recordId: "x" };
     assert.deepEqual(pageDays(DAYS, "DESC", after, 4), { from: "2021-03-01", to: "2021-03-03" });
     assert.deepEqual(pageDays(DAYS, "DESC", after, 3), { from: "2021-03-02", to: "2021-03-03" });
     assert.deepEqual(pageDays(DAYS, "DESC", after, 2), { from: "2021-03-02", to: "2021-03-03" });
@@ -28,7 +28,7 @@ describe("the days a keyset page spans", () => {
   });
 
   it("leaves the range whole when the rest of it holds less than a page", () => {
-    assert.equal(pageDays(DAYS, "DESC", { date: "2021-03-02", recordId: "x" }, 5), null);
+    assert.equal(pageDays(DAYS, "DESC", { keys: ["2021-03-02"], recordId: "x" }, 5), null);
     assert.equal(pageDays(DAYS, "ASC", null, 100), null);
   });
 });

@@ -3,7 +3,8 @@
  * rename) after every page is safely in `<out>.partial`. It says how far the partial file is
  * good; anything past `offset` is a page whose checkpoint was never written, and is cut off.
  */
-import { open, readFile, rename, rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
+import { partialPath, writeTextAtomically } from "../atomic-files.js";
 import type { MarketingFilter } from "../types.js";
 
 /** What a sync asks for. A checkpoint is resumed only by a sync asking for exactly the same. */
@@ -17,6 +18,8 @@ export interface SyncParameters {
   pageSize: number;
   windowDays: number;
   filter: MarketingFilter | null;
+  /** Present (true) for a CSV sync with `--raw-csv`: its cells are not neutralised. */
+  rawCsv?: true;
 }
 
 /** A ≤ 90-day window already written in full. */
@@ -61,7 +64,7 @@ export function syncPaths(out: string) {
     out,
     partial: `${out}.partial`,
     checkpoint: `${out}.checkpoint.json`,
-    checkpointTemp: `${out}.checkpoint.json.tmp`,
+    checkpointTemp: partialPath(`${out}.checkpoint.json`),
     converting: `${out}.converting`,
   };
 }
@@ -97,15 +100,8 @@ function canonicalJson(value: unknown): string {
 }
 
 /** Writes the checkpoint so that a crash leaves either the previous one or this one, whole. */
-export async function writeCheckpoint(paths: ReturnType<typeof syncPaths>, checkpoint: SyncCheckpoint) {
-  const handle = await open(paths.checkpointTemp, "w", 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(checkpoint, null, 2)}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(paths.checkpointTemp, paths.checkpoint);
+export function writeCheckpoint(paths: ReturnType<typeof syncPaths>, checkpoint: SyncCheckpoint) {
+  return writeTextAtomically(paths.checkpoint, `${JSON.stringify(checkpoint, null, 2)}\n`, 0o600);
 }
 
 /** Removes the checkpoint (after the output file is in place). */

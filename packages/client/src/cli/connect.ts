@@ -4,7 +4,28 @@
  */
 import { MdqClient } from "../client.js";
 import { clientConfigFromEnv } from "../config.js";
+import { MdqClientError } from "../errors.js";
 import type { MdqClientEvent } from "../types.js";
+
+/** The variables that tune how much of an answer (and of a run) the CLI accepts (docs/daily-sync.md). */
+export const LIMIT_ENV = {
+  maxBodyBytes: "MDQ_MAX_BODY_BYTES",
+  maxRequestsPerDay: "MDQ_MAX_REQUESTS_PER_DAY",
+} as const;
+
+/** The limits set in `env`, each a positive whole number; INVALID_CONFIG (exit 2) otherwise. */
+function limitsFromEnv(env: NodeJS.ProcessEnv): { maxBodyBytes?: number; maxRequestsPerDay?: number } {
+  const limits: { maxBodyBytes?: number; maxRequestsPerDay?: number } = {};
+  for (const [key, name] of Object.entries(LIMIT_ENV) as [keyof typeof LIMIT_ENV, string][]) {
+    const text = env[name];
+    if (text === undefined || text === "") continue;
+    if (!/^[1-9][0-9]{0,14}$/.test(text)) {
+      throw new MdqClientError("INVALID_CONFIG", `${name} must be a positive whole number`);
+    }
+    limits[key] = Number(text);
+  }
+  return limits;
+}
 
 /** A client for the app and brand named by `MDQ_*` in `env`; throws INVALID_CONFIG (exit 2) if one is missing. */
 export function clientFromEnv(
@@ -13,6 +34,7 @@ export function clientFromEnv(
 ): MdqClient {
   return new MdqClient({
     ...clientConfigFromEnv(env),
+    ...limitsFromEnv(env),
     userAgent: "mdq-client-cli/0.1",
     ...(onEvent ? { onEvent } : {}),
   });

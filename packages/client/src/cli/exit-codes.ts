@@ -4,8 +4,8 @@
  */
 import { CommanderError } from "commander";
 import { MdqClientError, type MdqClientErrorCode } from "../errors.js";
+import { SyncLockedError } from "../sync-lock.js";
 import { UsageError } from "./cli-options.js";
-import { SyncLockedError } from "./sync-lock.js";
 
 export const EXIT = {
   /** Done: every record is in the output file (or the answer was printed). */
@@ -24,6 +24,10 @@ export const EXIT = {
   UNAVAILABLE: 6,
   /** The service refused the query (a query-level code such as DATE_RANGE_TOO_LONG). */
   INVALID_QUERY: 7,
+  /** An answer failed validation (SERVER_ANSWER_INVALID): the server's fault; nothing was written. */
+  SERVER_ANSWER_INVALID: 8,
+  /** `mirror` refused to touch its directory (MIRROR_REFUSED): see `--force` and `--allow-empty`. */
+  MIRROR_REFUSED: 9,
   /** Stopped by SIGINT (Ctrl-C); a sync resumes from its checkpoint when run again. */
   INTERRUPTED: 130,
   /** Stopped by SIGTERM; likewise resumable. */
@@ -58,6 +62,8 @@ const BY_CODE: Record<MdqClientErrorCode, number> = {
   NOT_READY: EXIT.NOT_READY,
   NOT_FOUND: EXIT.FAILURE,
   PROTOCOL: EXIT.FAILURE,
+  SERVER_ANSWER_INVALID: EXIT.SERVER_ANSWER_INVALID,
+  MIRROR_REFUSED: EXIT.MIRROR_REFUSED,
   UNKNOWN_ERROR: EXIT.FAILURE,
   ABORTED: EXIT.INTERRUPTED,
 };
@@ -85,6 +91,11 @@ Exit codes:
   5  forbidden: the brand or a filtered market/data source is outside the app's grants
   6  rate limited, unavailable or unreachable after every retry: run again later
   7  invalid query: the service refused the query (DATE_RANGE_TOO_LONG, UNSUPPORTED_CURRENCY, ...)
+  8  server answer invalid: an answer failed validation (wrong types, dates outside the range,
+     counts that do not add up, a body over MDQ_MAX_BODY_BYTES, more requests than the range
+     needs); nothing was written
+  9  mirror refused: --dir is not empty and not a mirror (--force), or the service listed no
+     days for a mirror that holds rows (--allow-empty)
   130/143  interrupted by SIGINT/SIGTERM: run the same sync again to resume
 
 Environment (credentials are never read from flags):

@@ -1,12 +1,13 @@
 /** `mdq-client mirror`: a day-partitioned local copy kept exactly in sync (docs/daily-sync.md). */
 import { Command, Option } from "commander";
 import { type MirrorProgress, mirror } from "../mirror.js";
+import { SYNC_FORMATS, type SyncFormat } from "../record-formats.js";
 import type { Currency } from "../types.js";
 import { checkRange, parseCurrency, parseDate } from "./cli-options.js";
 import { clientFromEnv } from "./connect.js";
 import { interruption } from "./interrupt.js";
 import { count } from "./progress.js";
-import { SYNC_FORMATS, type SyncFormat } from "./record-formats.js";
+import { RAW_CSV_HELP } from "./sync-command.js";
 
 interface MirrorFlags {
   dir: string;
@@ -16,6 +17,9 @@ interface MirrorFlags {
   format: SyncFormat;
   json?: boolean;
   quiet?: boolean;
+  rawCsv?: boolean;
+  force?: boolean;
+  allowEmpty?: boolean;
 }
 
 /** One stderr line per step; nothing with --quiet. */
@@ -41,6 +45,15 @@ export function mirrorCommand(): Command {
     .addOption(
       new Option("--format <format>", "file format of each day").choices(SYNC_FORMATS).default("csv"),
     )
+    .option("--raw-csv", RAW_CSV_HELP)
+    .option(
+      "--force",
+      "mirror into a non-empty directory that is not a mirror yet (its other files are never removed)",
+    )
+    .option(
+      "--allow-empty",
+      "accept a listing with no days for a mirror that holds rows (removes every day the mirror wrote)",
+    )
     .option("--json", "print the summary as one JSON object on stdout")
     .option("--quiet", "no progress on stderr")
     .action(async (flags: MirrorFlags) => {
@@ -52,6 +65,9 @@ export function mirrorCommand(): Command {
         to: flags.to,
         format: flags.format,
         signal: interruption.signal,
+        rawCsv: flags.rawCsv === true,
+        force: flags.force === true,
+        allowEmpty: flags.allowEmpty === true,
         ...(flags.currency === undefined ? {} : { currency: flags.currency as Currency }),
         ...(flags.quiet ? {} : { onProgress: (event) => process.stderr.write(`${progressLine(event)}\n`) }),
       });

@@ -1,6 +1,7 @@
 /** `mdq-client sync`: the daily download into a file (docs/daily-sync.md). */
 import { extname } from "node:path";
 import { type Command, Option } from "commander";
+import { SYNC_FORMATS, type SyncFormat } from "../record-formats.js";
 import {
   checkRange,
   dateRangeCommand,
@@ -15,7 +16,6 @@ import {
 import { clientFromEnv } from "./connect.js";
 import { interruption } from "./interrupt.js";
 import { duration, progressFor } from "./progress.js";
-import { SYNC_FORMATS, type SyncFormat } from "./record-formats.js";
 import { runSync, syncEventHandler } from "./sync.js";
 
 interface SyncFlags extends FilterFlags {
@@ -32,7 +32,12 @@ interface SyncFlags extends FilterFlags {
   pollInterval: number;
   timeout: number;
   quiet?: boolean;
+  rawCsv?: boolean;
 }
+
+/** The help of `--raw-csv` (sync and mirror). */
+export const RAW_CSV_HELP =
+  "write CSV text cells exactly as sent; by default a cell starting with = + - @ tab or CR gets a leading ' so that spreadsheets do not run it as a formula";
 
 /** `--format` when not given: from the extension of `--out`, else CSV. */
 function formatOf(out: string): SyncFormat {
@@ -91,6 +96,7 @@ export function syncCommand(): Command {
     )
     .option("--concurrency <requests>", "requests in flight at once, 1..8", parseInteger(1, 8), 2)
     .option("--quiet", "no progress, only the final line")
+    .option("--raw-csv", RAW_CSV_HELP)
     .action(async (flags: SyncFlags) => {
       checkRange(flags.from, flags.to);
       const progress = progressFor(process.stderr, { quiet: flags.quiet === true });
@@ -124,6 +130,7 @@ export function syncCommand(): Command {
           windowDays: flags.windowDays,
           concurrency: flags.concurrency,
           signal,
+          rawCsv: flags.rawCsv === true,
           ...(flags.currency === undefined ? {} : { currency: flags.currency }),
         },
         progress,

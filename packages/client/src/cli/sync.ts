@@ -18,8 +18,12 @@
  */
 import { open, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
+import { syncDirectory } from "../atomic-files.js";
 import type { MdqClient } from "../client.js";
 import { splitDateRange, toEpochDay } from "../date-windows.js";
+import { spoolToParquet } from "../parquet-writer.js";
+import { partialEncoding, type SyncFormat } from "../record-formats.js";
+import { acquireSyncLock } from "../sync-lock.js";
 import type { MarketingFilter, MdqClientEvent } from "../types.js";
 import {
   type CompletedWindow,
@@ -31,10 +35,7 @@ import {
   syncPaths,
   writeCheckpoint,
 } from "./checkpoint.js";
-import { spoolToParquet } from "./parquet-writer.js";
 import { count, duration, type ProgressReporter, type ProgressSnapshot } from "./progress.js";
-import { partialEncoding, type SyncFormat } from "./record-formats.js";
-import { acquireSyncLock } from "./sync-lock.js";
 
 /** What to download, and how. */
 export interface SyncOptions {
@@ -51,6 +52,8 @@ export interface SyncOptions {
   windowDays: number;
   /** Requests in flight within a window. */
   concurrency: number;
+  /** CSV cells as sent (`--raw-csv`); by default formula-like text cells get a leading `'`. */
+  rawCsv?: boolean;
   signal?: AbortSignal;
 }
 
@@ -113,7 +116,7 @@ export async function runSync(
 ): Promise<SyncResult> {
   const startedAt = Date.now();
   const paths = syncPaths(options.out);
-  const encoding = partialEncoding(options.format);
+  const encoding = partialEncoding(options.format, options.rawCsv === true);
   const parameters: SyncParameters = {
     baseUrl: client.config.baseUrl,
     brandClientId: client.config.brandClientId,
@@ -124,6 +127,7 @@ export async function runSync(
     pageSize: options.pageSize,
     windowDays: options.windowDays,
     filter: options.filter,
+    ...(options.format === "csv" && options.rawCsv ? { rawCsv: true } : {}),
   };
   const windows = splitDateRange(options.from, options.to, { maxDays: options.windowDays });
   const release = await acquireSyncLock(`${options.out}.lock`);
@@ -308,18 +312,4 @@ async function finish(paths: ReturnType<typeof syncPaths>, format: SyncFormat, p
   }
   await syncDirectory(dirname(paths.out));
   await removeCheckpoint(paths);
-}
-
-/** fsync of a directory makes a rename in it durable (POSIX); not possible on every platform. */
-async function syncDirectory(path: string) {
-  try {
-    const handle = await open(path, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Windows cannot open a directory for fsync; the rename itself is still atomic there.
-  }
 }

@@ -8,7 +8,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
 import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
 import { MissingFxRateError, type PageResult, type RecordReads } from "../store/store.js";
-import { keysetSortable } from "../store/walk-memory.js";
+import { sortedByDayAlone } from "../store/walk-memory.js";
 import {
   aggregateQueryOf,
   type Caller,
@@ -110,7 +110,7 @@ async function recordsResolver(
 ) {
   const fields = plainSelection(info, RECORD_FIELDS);
   const query = fields ? { ...recordsQueryOf(args, context.caller, new Set(fields)), fields } : null;
-  if (query && keysetSortable(query)) {
+  if (query && sortedByDayAlone(query)) {
     const pages = await withRates(() => context.store.queryRecordsText(query));
     if (pages) {
       const key = String(info.path.key);
@@ -165,7 +165,7 @@ export const resolvers = {
       if (since !== null && since > changes.version) {
         throw new MdqError(
           "INVALID_DATA_VERSION",
-          `since (${JSON.stringify(args.since)}) is later than the region's current data version (${dataVersionText(caller.region, changes.version)})`,
+          `since (${JSON.stringify(args.since)}) is later than the brand's current data version (${dataVersionText(caller.region, changes.version)})`,
         );
       }
       return {

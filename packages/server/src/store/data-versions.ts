@@ -16,6 +16,7 @@
  */
 import type { SnapshotReader } from "./page-reads.js";
 import type { PlannedSql } from "./query-planner.js";
+import { rollUpLoad } from "./record-rollup.js";
 import { type ReplaceScope, replacedBy } from "./replace-scope.js";
 import { narrowingChanged } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
@@ -38,7 +39,7 @@ export interface ChangedDay {
 
 /** What changed for a caller in a date range since a version. */
 export interface DataChanges {
-  /** The region's current version: what the caller passes as `since` next time. */
+  /** The brand's current version (`brandVersion`): what the caller passes as `since` next time. */
   version: bigint;
   /** Why the caller's visible scope changed since `since`; null when it did not. */
   scopeChange: string | null;
@@ -110,7 +111,8 @@ export async function nextVersion(run: SqlRun): Promise<bigint> {
 
 /**
  * After a load replaced the brand's rows of every day in `staging` (or of every (day, data
- * source) in it): stamps those days with a new version and recounts their rows.
+ * source) in it): stamps those days with a new version, recounts their rows and rolls them up
+ * again (record-rollup.ts).
  */
 export async function stampLoad(
   run: SqlRun,
@@ -133,6 +135,7 @@ export async function stampLoad(
       SELECT CAST($1 AS VARCHAR), date, market, data_source, count(*) FROM ${staging} GROUP BY date, market, data_source`,
     [brandId],
   );
+  await rollUpLoad(run, load);
   return version;
 }
 
@@ -207,18 +210,57 @@ export async function stampNarrowingChange(run: SqlRun, before: Row | undefined,
   });
 }
 
-/** The sentence `scope_versions.reason` holds for a grant change. */
+/**
+ * What `scope_versions.reason` holds: the change as JSON, not as a sentence, because the sentence a
+ * caller reads names only the markets and data sources inside that caller's scope
+ * (`reasonFor`): an app narrowed to GB must not learn that the brand was granted DE.
+ */
+type ScopeChange =
+  | { kind: "grants"; change: "add" | "remove"; markets: string[]; dataSources: string[] }
+  | { kind: "narrowing"; appClientId: string };
+
+/** The stored reason of a grant change. */
 function grantChangeReason(change: "add" | "remove", grants: Partial<Grants>): string {
-  const named = [
-    grants.markets?.length ? `markets ${grants.markets.join(", ")}` : null,
-    grants.dataSources?.length ? `data sources ${grants.dataSources.join(", ")}` : null,
-  ].filter((part) => part !== null);
-  return `the brand's grants changed: ${change === "add" ? "added" : "removed"} ${named.join(" and ")}`;
+  const stored: ScopeChange = {
+    kind: "grants",
+    change,
+    markets: [...(grants.markets ?? [])],
+    dataSources: [...(grants.dataSources ?? [])],
+  };
+  return JSON.stringify(stored);
 }
 
-/** The sentence `scope_versions.reason` holds for a change of an app's narrowing. */
+/** The stored reason of a change of an app's narrowing. */
 function narrowingChangeReason(appClientId: string): string {
-  return `the markets or data sources app ${appClientId} is narrowed to changed`;
+  return JSON.stringify({ kind: "narrowing", appClientId } satisfies ScopeChange);
+}
+
+/**
+ * The sentence a caller reads for a stored reason: a grant added names only the markets and data
+ * sources the caller may now read; a grant removed names none (the caller may never have seen
+ * them); a reason stored before reasons were JSON names none either.
+ */
+export function reasonFor(stored: string, grants: Grants): string {
+  let change: ScopeChange | undefined;
+  try {
+    change = JSON.parse(stored) as ScopeChange;
+  } catch {
+    change = undefined;
+  }
+  if (change?.kind === "narrowing") {
+    return `the markets or data sources app ${change.appClientId} is narrowed to changed`;
+  }
+  if (change?.kind !== "grants") return "the brand's grants changed";
+  if (change.change === "remove") return "the brand's grants changed: removed markets or data sources";
+  const markets = change.markets.filter((market) => grants.markets.includes(market));
+  const dataSources = change.dataSources.filter((source) => grants.dataSources.includes(source));
+  const named = [
+    markets.length > 0 ? `markets ${markets.join(", ")}` : null,
+    dataSources.length > 0 ? `data sources ${dataSources.join(", ")}` : null,
+  ].filter((part) => part !== null);
+  return named.length > 0
+    ? `the brand's grants changed: added ${named.join(" and ")}`
+    : "the brand's grants changed";
 }
 
 /** `$first, $first+1, …` for `count` list values: IN lists bound value by value. */
@@ -226,15 +268,20 @@ function placeholders(first: number, count: number): string {
   return Array.from({ length: count }, (_, index) => `$${first + index}`).join(", ");
 }
 
-/** The brand's latest version: its latest load, FX change or scope change (readiness). */
-export async function brandVersion(run: SqlRun, brandId: string): Promise<bigint> {
-  const [row] = await run(
-    `SELECT
+/**
+ * The brand's latest version: its latest load, FX change or scope change. This, not the region's
+ * counter, is the version a brand is shown (readiness, `marketingDataChanges`): another brand's
+ * load never moves it. It only grows (a day's version is only ever raised, scope and FX versions
+ * only added), lives in the store, and reads the same on every instance (CONTRACT §6.1).
+ */
+const BRAND_VERSION_SQL = `SELECT
       (SELECT max(version) FROM day_versions WHERE brand_id = $1) AS day_version,
       (SELECT max(version) FROM fx_versions) AS fx_version,
-      (SELECT max(version) FROM scope_versions WHERE brand_id = $1) AS scope_version`,
-    [brandId],
-  );
+      (SELECT max(version) FROM scope_versions WHERE brand_id = $1) AS scope_version`;
+
+/** The brand's latest version (`BRAND_VERSION_SQL`). */
+export async function brandVersion(run: SqlRun, brandId: string): Promise<bigint> {
+  const [row] = await run(BRAND_VERSION_SQL, [brandId]);
   return maxVersion(row?.["day_version"], row?.["fx_version"], row?.["scope_version"]);
 }
 
@@ -259,7 +306,8 @@ export async function readDataChanges(
 ): Promise<DataChanges> {
   const value = async (sql: string, params: PlannedSql["params"] = []) =>
     (await reader.run({ sql, params })).value(0, 0);
-  const version = BigInt(String((await value("SELECT generation FROM data_generation WHERE id = 1")) ?? 0));
+  const latest = await reader.run({ sql: BRAND_VERSION_SQL, params: [request.brandId] });
+  const version = maxVersion(latest.value(0, 0), latest.value(0, 1), latest.value(0, 2));
   let scopeChange: string | null = null;
   if (request.since !== null) {
     const reason = await value(
@@ -267,7 +315,7 @@ export async function readDataChanges(
         AND (app_client_id IS NULL OR app_client_id = $3) ORDER BY version DESC LIMIT 1`,
       [request.brandId, request.since.toString(), request.appClientId],
     );
-    scopeChange = reason === undefined || reason === null ? null : String(reason);
+    scopeChange = reason === undefined || reason === null ? null : reasonFor(String(reason), request.grants);
   }
   const { markets, dataSources } = request.grants;
   const visible =

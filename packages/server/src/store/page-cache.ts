@@ -17,7 +17,8 @@
 import { LRUCache } from "lru-cache";
 import type { TextPage } from "./page-text.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
-import type { DataGeneration, PageResult, RecordReads } from "./store.js";
+import type { PageResult, Store } from "./store.js";
+import { StoreDecorator } from "./store-decorator.js";
 
 type Row = Record<string, unknown>;
 type CachedPage = PageResult<Row> | TextPage;
@@ -36,64 +37,50 @@ function pageBytes(page: CachedPage): number {
  */
 export const READ_AHEAD_ROWS = 10_000;
 
+/** Tells a cache lookup's result (metrics). */
+export type PageCacheLookup = (query: "records" | "aggregate", result: "hit" | "miss") => void;
+
 /**
  * Wraps `store` so that `queryRecords` and `queryAggregate` answer from memory when the same query
  * was answered under the current data generation; `maxBytes` 0 returns `store` itself.
  * @example const store = withPageCache(await openStore(config), 64 * 1024 * 1024);
  */
-export function withPageCache<S extends RecordReads & DataGeneration>(
-  store: S,
-  maxBytes: number,
-  onLookup?: (query: "records" | "aggregate", result: "hit" | "miss") => void,
-): S {
-  if (maxBytes <= 0) return store;
-  const pages = new LRUCache<string, CachedPage>({
-    maxSize: maxBytes,
-    sizeCalculation: (page) => Math.max(1, pageBytes(page)),
-  });
-  /** Concurrent misses of one key share one store read. */
-  const inFlight = new Map<string, Promise<PageResult<Row>>>();
-  /** Text pages being read, the pages read ahead included. */
-  const textInFlight = new Map<string, Promise<TextPage | null>>();
-  const keyOf = (generation: string, kind: string, query: RecordsQuery | AggregateQuery) =>
-    `${generation}\u0000${kind}\u0000${JSON.stringify(query)}`;
+export function withPageCache(store: Store, maxBytes: number, onLookup?: PageCacheLookup): Store {
+  return maxBytes <= 0 ? store : new PageCache(store, maxBytes, onLookup);
+}
 
-  const cached = async (
-    kind: "records" | "aggregate",
-    query: RecordsQuery | AggregateQuery,
-    read: () => Promise<PageResult<Row>>,
-  ): Promise<PageResult<Row>> => {
-    const generation = await store.dataGeneration();
-    const key = keyOf(generation, kind, query);
-    const hit = pages.get(key) as PageResult<Row> | undefined;
-    if (hit) {
-      onLookup?.(kind, "hit");
-      return hit;
-    }
-    const pending = inFlight.get(key);
-    if (pending) {
-      onLookup?.(kind, "hit");
-      return pending;
-    }
-    onLookup?.(kind, "miss");
-    const reading = read().then(
-      (page) => {
-        inFlight.delete(key);
-        pages.set(key, page);
-        return page;
-      },
-      (error: unknown) => {
-        inFlight.delete(key);
-        throw error;
-      },
-    );
-    inFlight.set(key, reading);
-    return reading;
-  };
+/** The page cache: a typed decorator of the store (store-decorator.ts) overriding its page reads. */
+export class PageCache extends StoreDecorator {
+  private readonly pages: LRUCache<string, CachedPage>;
+  /** Concurrent misses of one key share one store read. */
+  private readonly inFlight = new Map<string, Promise<PageResult<Row>>>();
+  /** Text pages being read, the pages read ahead included. */
+  private readonly textInFlight = new Map<string, Promise<TextPage | null>>();
+
+  constructor(
+    inner: Store,
+    maxBytes: number,
+    private readonly onLookup?: PageCacheLookup,
+  ) {
+    super(inner);
+    this.pages = new LRUCache<string, CachedPage>({
+      maxSize: maxBytes,
+      sizeCalculation: (page) => Math.max(1, pageBytes(page)),
+    });
+  }
+
+  override queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
+    return this.cached("records", query, () => super.queryRecords(query));
+  }
+
+  override queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
+    return this.cached("aggregate", query, () => super.queryAggregate(query));
+  }
 
   /** The page of `query` as text: cached, being read (maybe ahead), or read with its next pages. */
-  const cachedText = async (query: RecordsQuery): Promise<TextPage[] | null> => {
-    const generation = await store.dataGeneration();
+  override async queryRecordsText(query: RecordsQuery): Promise<TextPage[] | null> {
+    const { pages, textInFlight, onLookup } = this;
+    const generation = await this.inner.dataGeneration();
     const key = keyOf(generation, "text", query);
     const hit = pages.get(key) as TextPage | undefined;
     if (hit) {
@@ -108,7 +95,7 @@ export function withPageCache<S extends RecordReads & DataGeneration>(
     }
     onLookup?.("records", "miss");
     const ahead = Math.max(1, Math.floor(READ_AHEAD_ROWS / query.page.pageSize));
-    const batch = store.queryRecordsText(query, ahead);
+    const batch = super.queryRecordsText(query, ahead);
     let asked: Promise<TextPage | null> = batch.then((list) => list?.[0] ?? null);
     for (let index = 0; index < ahead; index += 1) {
       const pageQuery = { ...query, page: { ...query.page, page: query.page.page + index } };
@@ -141,21 +128,43 @@ export function withPageCache<S extends RecordReads & DataGeneration>(
     }
     const page = await asked;
     return page === null ? null : [page];
-  };
+  }
 
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === "queryRecordsText") {
-        return (query: RecordsQuery) => cachedText(query);
-      }
-      if (property === "queryRecords") {
-        return (query: RecordsQuery) => cached("records", query, () => target.queryRecords(query));
-      }
-      if (property === "queryAggregate") {
-        return (query: AggregateQuery) => cached("aggregate", query, () => target.queryAggregate(query));
-      }
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  private async cached(
+    kind: "records" | "aggregate",
+    query: RecordsQuery | AggregateQuery,
+    read: () => Promise<PageResult<Row>>,
+  ): Promise<PageResult<Row>> {
+    const { pages, inFlight, onLookup } = this;
+    const generation = await this.inner.dataGeneration();
+    const key = keyOf(generation, kind, query);
+    const hit = pages.get(key) as PageResult<Row> | undefined;
+    if (hit) {
+      onLookup?.(kind, "hit");
+      return hit;
+    }
+    const pending = inFlight.get(key);
+    if (pending) {
+      onLookup?.(kind, "hit");
+      return pending;
+    }
+    onLookup?.(kind, "miss");
+    const reading = read().then(
+      (page) => {
+        inFlight.delete(key);
+        pages.set(key, page);
+        return page;
+      },
+      (error: unknown) => {
+        inFlight.delete(key);
+        throw error;
+      },
+    );
+    inFlight.set(key, reading);
+    return reading;
+  }
+}
+
+function keyOf(generation: string, kind: string, query: RecordsQuery | AggregateQuery): string {
+  return `${generation}\u0000${kind}\u0000${JSON.stringify(query)}`;
 }

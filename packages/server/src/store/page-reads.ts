@@ -8,15 +8,13 @@ import { type TextPage, textPages } from "./page-text.js";
 import {
   type PlannedAggregatePage,
   type PlannedCount,
-  type PlannedKeysetPage,
-  type PlannedPage,
+  type PlannedRecordsPage,
   type PlannedSql,
   planAggregateCount,
   planAggregateMissingRate,
   planAggregatePage,
   planDataVersion,
   planFxRates,
-  planRecordsCount,
   planRecordsDayCurrencies,
   planRecordsPage,
   planRecordsText,
@@ -28,10 +26,10 @@ import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult } from "./store.js";
 import {
   type DayCount,
-  keysetSortable,
   type PageBoundary,
   pageDays,
   rememberBoundary,
+  sortedByDayAlone,
   type Walk,
   type WalkCount,
   type WalkMemory,
@@ -79,45 +77,33 @@ interface AggregateRows {
 
 /**
  * A `marketingRecords` page, its total and data version; MissingFxRateError when a rate lacks.
- * With `walks`, what does not depend on the page (count, missing-rate verdict, data version) is
- * read once per query and data generation, and a page of the day sort after a served page is a
- * keyset read from that page's boundary (walk-memory.ts): the same answer, without re-reading
- * the range for every page of a walk.
+ * Every sort and filter reads through the same steps:
+ * 1. the query's facts (`walkFacts`: count, rows per day, missing-rate verdict), read once per
+ *    query and data generation and kept in `walks`, from the record rollup unless campaigns are
+ *    filtered;
+ * 2. the page (`readPageRows`): for the day sort from the previous page's boundary when a walk
+ *    served it (keyset), else at its offset;
+ * 3. its stored money converted (`convertedRows`, record-money.ts: the one conversion of output
+ *    money), with the FX history read once per generation;
+ * 4. the data version, once per query and generation.
  */
 export async function readRecordsPage(
   reader: SnapshotReader,
   query: RecordsQuery,
-  walks?: WalkMemory,
+  walks: WalkMemory,
 ): Promise<PageResult<Row>> {
-  const generation = walks ? await reader.generation() : null;
-  if (!walks || generation === null) {
-    const rows = await readRows(reader, planRecordsPage(query, reader.dialect));
-    const count = await readCount(reader, planRecordsCount(query, reader.dialect));
-    if (count.missingRate !== null) throw missingRateError(count.missingRate);
-    const dataVersion = await readDataVersion(reader, query);
-    return { rows: withCurrency(rows, query.currency), totalCount: count.total, dataVersion };
-  }
-  const walk = walks.walkOf(generation, query);
-  if (!keysetSortable(query)) {
-    const rows = await readRows(reader, planRecordsPage(query, reader.dialect));
-    walk.count ??= await readCount(reader, planRecordsCount(query, reader.dialect));
-    if (walk.count.missingRate !== null) throw missingRateError(walk.count.missingRate);
-    walk.dataVersion ??= await readDataVersion(reader, query);
-    return {
-      rows: withCurrency(rows, query.currency),
-      totalCount: walk.count.total,
-      dataVersion: walk.dataVersion,
-    };
-  }
+  const generation = await reader.generation();
+  const walk = generation === null ? null : walks.walkOf(generation, query);
   const rates = walkRates(reader, walks, generation);
   const facts = await walkFacts(reader, query, walk, rates);
   if (facts.count.missingRate !== null) throw missingRateError(facts.count.missingRate);
-  const keyset = await readKeysetPage(reader, query, walk, facts.days);
-  walk.dataVersion ??= await readDataVersion(reader, query);
+  const page = await readPageRows(reader, query, walk, facts.days);
+  const dataVersion = walk?.dataVersion ?? (await readDataVersion(reader, query));
+  if (walk) walk.dataVersion = dataVersion;
   return {
-    rows: withCurrency(await convertedRows(keyset, query, rates), query.currency),
+    rows: withCurrency(await convertedRows(page, query, rates), query.currency),
     totalCount: facts.count.total,
-    dataVersion: walk.dataVersion,
+    dataVersion,
   };
 }
 
@@ -201,7 +187,7 @@ export async function readRecordsText(
   walks: WalkMemory,
   pages: number,
 ): Promise<TextPage[] | null> {
-  if (!keysetSortable(query)) return null;
+  if (!sortedByDayAlone(query)) return null;
   const generation = await reader.generation();
   const walk = generation === null ? null : walks.walkOf(generation, query);
   const rates = walkRates(reader, walks, generation);
@@ -243,27 +229,31 @@ export async function readRecordsText(
   return answered.length > 0 ? answered : [empty];
 }
 
-/** A keyset page's result and plan. */
-interface KeysetRead {
+/** A records page's result and plan. */
+interface PageRead {
   table: ResultTable;
-  plan: PlannedKeysetPage;
+  plan: PlannedRecordsPage;
 }
 
-/** A page of the day sort: from the previous page's boundary when known; remembers its own. */
-async function readKeysetPage(
+/**
+ * A records page, under any sort: from the previous page's boundary when the walk served that
+ * page (a Top-N of the rows past it, no offset), else at its offset (one Top-N); its own boundary
+ * is remembered for the next. Sorted by the day alone, it reads only the days it can span.
+ */
+async function readPageRows(
   reader: SnapshotReader,
   query: RecordsQuery,
-  walk: Walk,
+  walk: Walk | null,
   days: readonly DayCount[],
-): Promise<KeysetRead> {
-  const after = walk.boundaries.get(query.page.page - 1) ?? null;
-  const narrowed = narrowToPage(query, days, after, query.page.pageSize);
+): Promise<PageRead> {
+  const after = walk?.boundaries.get(query.page.page - 1) ?? null;
+  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, days, after, query.page.pageSize) : query;
   const plan = planRecordsPage(narrowed, reader.dialect, { after });
   const table = await reader.run(plan);
-  if (table.rowCount > 0) {
+  if (walk && table.rowCount > 0) {
     const last = table.rowCount - 1;
     rememberBoundary(walk, query.page.page, {
-      date: String(table.value(last, plan.boundaryColumns.date)),
+      keys: plan.sortKeyColumns.map((column) => String(table.value(last, column))),
       recordId: String(table.value(last, plan.boundaryColumns.recordId)),
     });
   }
@@ -287,11 +277,11 @@ function narrowToPage(
 }
 
 /**
- * A keyset page's rows with its stored amounts converted by the stored FX rates (read once per
- * generation); only called once the walk's facts have found every rate the range needs.
+ * A page's rows with its stored amounts converted by the stored FX rates (read once per
+ * generation); only called once the query's facts have found every rate the range needs.
  */
 async function convertedRows(
-  { table, plan }: KeysetRead,
+  { table, plan }: PageRead,
   query: RecordsQuery,
   rates: () => Promise<DayRates>,
 ): Promise<Row[]> {
@@ -340,11 +330,6 @@ export async function readAggregatePage(
   }
   const dataVersion = await readDataVersion(reader, query);
   return { rows: withCurrency(page.rows, query.currency), totalCount, dataVersion };
-}
-
-/** Runs a planned page; each row's keys are the plan's `fields`. */
-async function readRows(reader: SnapshotReader, plan: PlannedPage): Promise<Row[]> {
-  return rowsOf(await reader.run(plan), plan.fields);
 }
 
 /** Runs a planned aggregate page; its window columns are read off the first row. */

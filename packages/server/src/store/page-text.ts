@@ -391,7 +391,7 @@ export function textPages(
       json: out.copyFrom(pageStart),
       rows: last - first + 1,
       boundary: {
-        date: latin1(end + 1),
+        keys: [latin1(end + 1)],
         recordId: source.toString("utf8", starts[end]!, endOf(end)),
       },
     });

@@ -27,6 +27,7 @@ import type {
   RowScope,
   SortEntry,
 } from "./query-request.js";
+import { ROLLUP_TABLE } from "./record-rollup.js";
 import { currencyLiteral, type SqlDialect } from "./sql-dialect.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
@@ -40,30 +41,36 @@ export interface PlannedPage extends PlannedSql {
   fields: string[];
 }
 
-/** Where a records page of the day sort ended: the last row's day (`YYYY-MM-DD`) and record id. */
+/**
+ * Where a records page ended in its sort order: its last row's sort keys, as text (`sortKeyText`:
+ * a day as `YYYY-MM-DD`, a number as its integer digits, money as the converted minor units the
+ * engine ordered by), and its record id, the final tie-break.
+ */
 export interface SortBoundary {
-  date: string;
+  keys: string[];
   recordId: string;
 }
 
 /**
- * A records page of the day sort read as a keyset page (store/walk-memory.ts): after the fields'
- * columns, the day and record id of each row (the page's boundary is its last row's), and, with
- * `after`, only rows past the previous page's boundary, so no earlier row is read and dropped.
+ * Where a records page starts: after `after` (the previous page's boundary, under any sort: the
+ * engine reads no earlier row, a Top-N without an offset) or, without one, at the page's offset.
  */
-export interface KeysetPage {
+export interface PagePosition {
   after: SortBoundary | null;
 }
 
 /**
- * A planned keyset page: the columns holding each row's boundary. Its `spend` and `revenue`
- * columns hold the stored amounts (ten-thousandths, source currency, named by the
- * `sourceCurrency` column), converted by the caller with the range's day rates
- * (record-money.ts): the page then reads no rate table and does no wide arithmetic per row.
+ * A planned records page: after the fields' columns, each row's day and record id (the page's
+ * boundary is its last row's) and source currency. Its `spend` and `revenue` columns hold the
+ * stored amounts (ten-thousandths, source currency), converted by the caller with the FX history
+ * (record-money.ts, the one place output money is converted): the page reads no rate table, nor
+ * does wide arithmetic per row, unless it is sorted by money.
  */
-export interface PlannedKeysetPage extends PlannedPage {
+export interface PlannedRecordsPage extends PlannedPage {
   boundaryColumns: { date: number; recordId: number };
   sourceCurrencyColumn: number;
+  /** Each sort key's column, as boundary text (`SortBoundary.keys`). */
+  sortKeyColumns: number[];
 }
 
 /**
@@ -147,6 +154,34 @@ function whereClause(scope: RowScope, statement: Statement): string {
   if (scope.channels) inList("r.channel", scope.channels);
   if (scope.campaignIds) inList("r.campaign_id", scope.campaignIds);
   return conditions.join(" AND ");
+}
+
+/**
+ * Where a plan reads rows of the scope from: the records, or the record rollup (record-rollup.ts)
+ * when nothing it reads names a campaign or a record, for it holds every other column of the
+ * records summed per (brand, day, market, data source, channel, currency). Both have the columns
+ * `whereClause`, the dimensions and the metric sums read; `count` counts the records its rows
+ * stand for.
+ */
+interface RowSource {
+  table: string;
+  count: string;
+}
+
+const RECORDS: RowSource = { table: "records", count: "count(*)" };
+const ROLLUP: RowSource = { table: ROLLUP_TABLE, count: "sum(r.rows)" };
+
+/**
+ * The source of a plan over `scope`: the rollup unless the scope filters campaigns or the plan
+ * reads a campaign or record column (`readsRecords`). The one place that decides it.
+ */
+function rowSourceOf(scope: RowScope, readsRecords: boolean): RowSource {
+  return readsRecords || scope.campaignIds !== null ? RECORDS : ROLLUP;
+}
+
+/** The source of an aggregate's rows: the records when it groups by campaign. */
+function aggregateSource(query: AggregateQuery): RowSource {
+  return rowSourceOf(query.scope, query.groupBy.includes("CAMPAIGN_ID"));
 }
 
 /** The currency a plan converts to: checked once, before any of its SQL is written. */
@@ -303,24 +338,22 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
 };
 
 /**
- * Plans one page of `marketingRecords`: the inner query cuts the page (Top-N over the matching
- * rows, reading only the columns needed and the sort keys); the outer query formats and converts
- * just the page's rows. Converting before the cut cost ~9× on a 200k-row range.
+ * Plans one page of `marketingRecords`, for every sort: the inner query cuts the page (Top-N over
+ * the matching rows, reading only the columns needed and the sort keys), the outer query formats
+ * just the page's rows. Money is converted in SQL only as a sort key; the output's amounts are the
+ * stored ones (`PlannedRecordsPage`). Converting the output in JavaScript instead measured 0.46–1.08×
+ * the time of converting it in SQL (docs/architecture.md, "Money").
  */
-export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect): PlannedPage;
 export function planRecordsPage(
   query: RecordsQuery,
   dialect: SqlDialect,
-  keyset: KeysetPage,
-): PlannedKeysetPage;
-export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset?: KeysetPage): PlannedPage {
+  position: PagePosition,
+): PlannedRecordsPage {
   const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const sortsByMoney = query.sort.some((entry) => entry.field === "SPEND" || entry.field === "REVENUE");
-  // A keyset page (the day sort) leaves money as stored: its caller converts it.
-  const convertsMoney = selectsMoney && !keyset;
-  const ctes: string[] = convertsMoney || sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
+  const ctes: string[] = sortsByMoney ? [dayRatesCte(query.scope, statement)] : [];
   const sourceColumns = new Set(["record_id", "date"]);
   for (const field of query.fields)
     for (const column of RECORD_SOURCE_COLUMNS[field]) sourceColumns.add(column);
@@ -330,7 +363,8 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   }));
   const innerJoins = sortsByMoney ? rateJoins(target, statement) : "";
   let where = whereClause(query.scope, statement);
-  if (keyset?.after) where += ` AND ${pastBoundary(keyset.after, query.sort[0]!.direction, statement)}`;
+  const { after } = position;
+  if (after) where += ` AND ${pastBoundary(query.sort, after, target, statement)}`;
   const innerSelect = [
     ...[...sourceColumns].map((column) => `r.${column}`),
     ...sortKeys.map((key) => key.expression),
@@ -339,7 +373,7 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   const orderBy = (qualifier: string) =>
     [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
   const limit = statement.bind(query.page.pageSize);
-  const offset = statement.bind(keyset?.after ? 0 : (query.page.page - 1) * query.page.pageSize);
+  const offset = statement.bind(after ? 0 : (query.page.page - 1) * query.page.pageSize);
   ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
     ORDER BY ${orderBy("")} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))`);
 
@@ -348,43 +382,90 @@ export function planRecordsPage(query: RecordsQuery, dialect: SqlDialect, keyset
   for (const field of query.fields) {
     if (field === "currency") continue;
     fields.push(field);
-    if ((field === "spend" || field === "revenue") && keyset) {
-      columns.push(`r.${MONEY_COLUMNS[field]}`);
-    } else if (field === "spend" || field === "revenue") {
-      columns.push(money(convertedMinor(MONEY_COLUMNS[field], target, dialect), target, dialect));
-    } else {
-      columns.push(recordColumn(field, dialect));
-    }
+    columns.push(
+      field === "spend" || field === "revenue" ? `r.${MONEY_COLUMNS[field]}` : recordColumn(field, dialect),
+    );
   }
   if (columns.length === 0) {
     columns.push("r.record_id");
     fields.push("recordId");
   }
-  // Only converted output needs the rates again; a page sorted by money alone has its order already.
-  const outerJoins = convertsMoney ? rateJoins(target, statement) : "";
   const boundaryColumns = { date: columns.length, recordId: columns.length + 1 };
   const sourceCurrencyColumn = columns.length + 2;
-  if (keyset) columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
+  columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
+  const sortKeyColumns = query.sort.map((entry, index) => {
+    columns.push(sortKeyText(entry.field, `r.k${index}`, dialect));
+    return columns.length - 1;
+  });
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
-  const planned = {
-    sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ${outerJoins} ORDER BY ${orderBy("r.")}`,
+  return {
+    sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ORDER BY ${orderBy("r.")}`,
     params: statement.params,
     fields,
+    boundaryColumns,
+    sourceCurrencyColumn,
+    sortKeyColumns,
   };
-  if (!keyset) return planned;
-  const keysetPlan: PlannedKeysetPage = { ...planned, boundaryColumns, sourceCurrencyColumn };
-  return keysetPlan;
+}
+
+/** A sort key's value (`key`, the inner query's `k` column) as the text a boundary holds. */
+function sortKeyText(field: RecordSortField, key: string, dialect: SqlDialect): string {
+  switch (field) {
+    case "DATE_DAY":
+      return dialect.formatDate(key);
+    case "MARKET":
+    case "DATA_SOURCE":
+    case "CHANNEL":
+    case "CAMPAIGN_ID":
+      return key;
+    default:
+      return `CAST(${key} AS VARCHAR)`;
+  }
+}
+
+/** A boundary's text of a sort key bound back as the key's type. */
+function sortKeyValue(field: RecordSortField, placeholder: string, dialect: SqlDialect): string {
+  switch (field) {
+    case "DATE_DAY":
+      return `CAST(${placeholder} AS DATE)`;
+    case "MARKET":
+    case "DATA_SOURCE":
+    case "CHANNEL":
+    case "CAMPAIGN_ID":
+      return `CAST(${placeholder} AS VARCHAR)`;
+    case "SPEND":
+    case "REVENUE":
+      return `CAST(${placeholder} AS ${dialect.wideInteger})`;
+    default:
+      return `CAST(${placeholder} AS BIGINT)`;
+  }
 }
 
 /**
- * Rows after `boundary` in the day sort (`direction`, then record id ascending). The plain day
- * bound comes first so that the engine can prune by it (zone maps, an index range).
+ * Rows after `boundary` in the order of `sort` (each key in its direction, then record id
+ * ascending): past the first key, or equal to it and past the rest, and so on. The plain bound of
+ * the first key comes first so that the engine can prune by it (zone maps, an index range).
  */
-function pastBoundary(boundary: SortBoundary, direction: "ASC" | "DESC", statement: Statement): string {
-  const { bind } = statement;
-  const [inclusive, strict] = direction === "DESC" ? ["<=", "<"] : [">=", ">"];
-  return `r.date ${inclusive} CAST(${bind(boundary.date)} AS DATE)
-    AND (r.date ${strict} CAST(${bind(boundary.date)} AS DATE) OR r.record_id > ${bind(boundary.recordId)})`;
+function pastBoundary(
+  sort: readonly SortEntry<RecordSortField>[],
+  boundary: SortBoundary,
+  target: Target,
+  statement: Statement,
+): string {
+  const { bind, dialect } = statement;
+  const keys = sort.map((entry, index) => ({
+    expression: recordSortKey(entry.field, target, dialect),
+    value: () => sortKeyValue(entry.field, bind(boundary.keys[index]!), dialect),
+    ...(entry.direction === "DESC" ? { inclusive: "<=", strict: "<" } : { inclusive: ">=", strict: ">" }),
+  }));
+  // Placeholders are bound in the order they appear in the text (template parts evaluate in order).
+  const past = (index: number): string => {
+    const key = keys[index];
+    if (key === undefined) return `r.record_id > ${bind(boundary.recordId)}`;
+    return `(${key.expression} ${key.strict} ${key.value()} OR (${key.expression} = ${key.value()} AND ${past(index + 1)}))`;
+  };
+  const first = keys[0]!;
+  return `${first.expression} ${first.inclusive} ${first.value()} AND ${past(0)}`;
 }
 
 /** Separates the values of a planned text page (`planRecordsText`), within and between rows. */
@@ -419,7 +500,8 @@ export function planRecordsText(
     (column) => column !== "record_id" && column !== "date" && column !== "currency",
   );
   let where = whereClause(query.scope, statement);
-  if (window.after) where += ` AND ${pastBoundary(window.after, direction, statement)}`;
+  if (window.after)
+    where += ` AND ${pastBoundary(query.sort, window.after, targetOf(query.currency), statement)}`;
   const order = `r.date ${direction}, r.record_id ASC`;
   const limit = statement.bind(window.rows);
   const offset = statement.bind(window.offset);
@@ -450,9 +532,10 @@ export function planRecordsText(
 export function planRecordsDayCurrencies(query: RecordsQuery, dialect: SqlDialect): PlannedSql {
   const statement = new Statement(dialect);
   const where = whereClause(query.scope, statement);
+  const source = rowSourceOf(query.scope, false);
   return {
-    sql: `SELECT ${dialect.formatDate("r.date")} AS day, r.currency, count(*) AS n FROM records r WHERE ${where}
-      GROUP BY r.date, r.currency ORDER BY r.date`,
+    sql: `SELECT ${dialect.formatDate("r.date")} AS day, r.currency, ${source.count} AS n
+      FROM ${source.table} r WHERE ${where} GROUP BY r.date, r.currency ORDER BY r.date`,
     params: statement.params,
   };
 }
@@ -465,33 +548,6 @@ export function planFxRates(dialect: SqlDialect): PlannedSql {
   return {
     sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM fx_rates ORDER BY currency, date`,
     params: [],
-  };
-}
-
-/**
- * Plans the count of `marketingRecords` rows, with the missing-rate check when money is read. The
- * check needs each (currency, day) of the rows once, not each row: rows are counted per pair
- * first, and only the pairs (at most currencies × days) meet the rate table.
- */
-export function planRecordsCount(query: RecordsQuery, dialect: SqlDialect): PlannedCount {
-  const target = targetOf(query.currency);
-  const statement = new Statement(dialect);
-  if (!recordsNeedRates(query)) {
-    const where = whereClause(query.scope, statement);
-    return {
-      sql: `SELECT count(*) AS total, ${NO_MISSING_RATE} FROM records r WHERE ${where}`,
-      params: statement.params,
-    };
-  }
-  const rates = dayRatesCte(query.scope, statement);
-  const where = whereClause(query.scope, statement);
-  const joins = rateJoins(target, statement);
-  return {
-    sql: `WITH ${rates},
-      pairs AS (SELECT r.currency, r.date, count(*) AS n FROM records r WHERE ${where} GROUP BY r.currency, r.date)
-      ${countColumns(`SELECT coalesce(sum(r.n), 0) AS total, ${missingRateSample(target, dialect)} AS sample
-      FROM pairs r ${joins}`)}`,
-    params: statement.params,
   };
 }
 
@@ -512,12 +568,14 @@ function totalExpression(metric: Metric, target: Target, dialect: SqlDialect): s
  * a rate, so converting their sum is converting each row (multiplication distributes). Then each
  * partial sum is converted (exact, half-even to 10⁻⁸), the partials are summed per group and the
  * total rounded half-even to the currency's minor unit. The group count and the missing-rate check
- * ride along as window functions.
+ * ride along as window functions. Not grouped by campaign, the first step sums the record rollup's
+ * rows, already summed per currency and day, instead of the records (`rowSourceOf`).
  */
 export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): PlannedAggregatePage {
   const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const withRates = query.metrics.some((metric) => MONEY_METRICS.has(metric));
+  const source = aggregateSource(query);
   const ctes: string[] = withRates ? [dayRatesCte(query.scope, statement)] : [];
   const groups = query.groupBy.map((dimension, index) => ({
     dimension,
@@ -530,7 +588,7 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): P
   ctes.push(`partial AS (
     SELECT ${partialKeys.join(", ")}, sum(r.impressions) AS impressions, sum(r.clicks) AS clicks,
       sum(r.conversions_e4) AS conversions_e4, sum(r.spend_e4) AS spend_e4, sum(r.revenue_e4) AS revenue_e4
-    FROM records r WHERE ${where} GROUP BY ${partialGroupBy.join(", ")})`);
+    FROM ${source.table} r WHERE ${where} GROUP BY ${partialGroupBy.join(", ")})`);
 
   const columns: string[] = [];
   const fields: string[] = [];
@@ -578,7 +636,7 @@ export function planAggregateCount(query: AggregateQuery, dialect: SqlDialect): 
   const groupBy = query.groupBy.map((dimension) => dimensionGroup(dimension, dialect)).join(", ");
   return {
     sql: `SELECT count(*) AS total, ${NO_MISSING_RATE}
-      FROM (SELECT 1 FROM records r WHERE ${where} GROUP BY ${groupBy}) groups`,
+      FROM (SELECT 1 FROM ${aggregateSource(query).table} r WHERE ${where} GROUP BY ${groupBy}) groups`,
     params: statement.params,
   };
 }
@@ -592,7 +650,7 @@ export function planAggregateMissingRate(query: AggregateQuery, dialect: SqlDial
   const where = whereClause(query.scope, statement);
   return {
     sql: `${cte} ${countColumns(`SELECT 0 AS total, ${missingRateSample(target, dialect)} AS sample
-      FROM records r ${joins} WHERE ${where}`)}`,
+      FROM ${aggregateSource(query).table} r ${joins} WHERE ${where}`)}`,
     params: statement.params,
   };
 }
@@ -616,7 +674,8 @@ export function planDataVersion(scope: RowScope, dialect: SqlDialect): PlannedDa
 /**
  * Plans a brand's readiness facts for a processing date (CONTRACT §3 rule 8): whether it is
  * published, the last publish, and the last day with records inside the grants (NULL without
- * grants: no rows are readable).
+ * grants: no rows are readable). The last day is read from `day_row_counts` (data-versions.ts),
+ * a row per day, market and data source, never from the records: its cost does not grow with them.
  */
 export function planReadiness(
   brandId: string,
@@ -632,7 +691,7 @@ export function planReadiness(
   const lastProcessed = `(SELECT ${dialect.instant("max(published_at)")} FROM publishes
     WHERE brand_id = ${bind(brandId)}) AS last_processed_at`;
   const availableThrough = granted
-    ? `(SELECT ${dialect.formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}
+    ? `(SELECT ${dialect.formatDate("max(date)")} FROM day_row_counts WHERE brand_id = ${bind(brandId)}
         AND market IN (${grants.markets.map(bind).join(", ")})
         AND data_source IN (${grants.dataSources.map(bind).join(", ")}))`
     : "CAST(NULL AS VARCHAR)";
@@ -642,16 +701,19 @@ export function planReadiness(
   };
 }
 
-/** Plans a brand's data at a glance: its rows, first and last day, and last publish. */
+/**
+ * Plans a brand's data at a glance: its rows, first and last day (from `day_row_counts`, not the
+ * records), and last publish.
+ */
 export function planDataStatus(brandId: string, dialect: SqlDialect): PlannedSql {
   const statement = new Statement(dialect);
   const { bind } = statement;
   const { formatDate, instant } = dialect;
   return {
     sql: `SELECT
-      (SELECT count(*) FROM records WHERE brand_id = ${bind(brandId)}) AS rows,
-      (SELECT ${formatDate("min(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS first_day,
-      (SELECT ${formatDate("max(date)")} FROM records WHERE brand_id = ${bind(brandId)}) AS last_day,
+      (SELECT coalesce(sum(rows), 0) FROM day_row_counts WHERE brand_id = ${bind(brandId)}) AS rows,
+      (SELECT ${formatDate("min(date)")} FROM day_row_counts WHERE brand_id = ${bind(brandId)}) AS first_day,
+      (SELECT ${formatDate("max(date)")} FROM day_row_counts WHERE brand_id = ${bind(brandId)}) AS last_day,
       (SELECT ${instant("published_at")} FROM publishes WHERE brand_id = ${bind(brandId)}
         ORDER BY processing_date DESC LIMIT 1) AS last_published_at,
       (SELECT ${formatDate("max(processing_date)")} FROM publishes WHERE brand_id = ${bind(brandId)})

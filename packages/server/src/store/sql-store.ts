@@ -12,7 +12,7 @@ import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { RowMapping } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import type { App, Brand, BrandDataStatus, Grants, PageResult, ReadinessFacts } from "./store.js";
-import { keysetSortable, WalkMemory } from "./walk-memory.js";
+import { sortedByDayAlone, WalkMemory } from "./walk-memory.js";
 
 type Row = Record<string, unknown>;
 
@@ -72,7 +72,7 @@ export abstract class SqlStore {
   }
 
   async queryRecordsText(query: RecordsQuery, pages = 1): Promise<TextPage[] | null> {
-    if (!keysetSortable(query)) return null;
+    if (!sortedByDayAlone(query)) return null;
     return this.snapshot((reader) => readRecordsText(reader, query, this.walks, pages));
   }
 

@@ -106,44 +106,14 @@ export interface PageResult<Row> {
   dataVersion: string;
 }
 
-/** Raised by a store when a conversion needs a rate that does not exist (rule 7). */
-export class MissingFxRateError extends Error {
-  constructor(
-    readonly currency: string,
-    readonly date: string,
-  ) {
-    super(`no FX rate for ${currency} on or before ${date}`);
-    this.name = "MissingFxRateError";
-  }
-}
-
-/** Raised by a load whose record ids already name records on days the load does not replace. */
-export class RecordIdConflictError extends Error {
-  constructor(readonly clashes: { recordId: string; keptDay: string }[]) {
-    super(
-      `record_id already used on a day this load does not replace: ${clashes
-        .map((clash) => `${clash.recordId} (${clash.keptDay})`)
-        .join(", ")}`,
-    );
-    this.name = "RecordIdConflictError";
-  }
-}
-
-/**
- * Raised by a store that cannot answer now: its database is down, unreachable, or a statement ran
- * past its timeout. The service answers 503 with `Retry-After` (SERVICE_UNAVAILABLE /
- * temporarily_unavailable) and recovers by itself once the database answers again.
- */
-export class StoreUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds = 5,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "StoreUnavailableError";
-  }
-}
+export {
+  isExpectedStoreError,
+  MissingFxRateError,
+  RecordIdConflictError,
+  StoreError,
+  type StoreErrorCode,
+  StoreUnavailableError,
+} from "./store-errors.js";
 
 /** Brands, their apps and grants: what authentication reads and the admin API writes. */
 export interface BrandDirectory {

@@ -10,15 +10,12 @@
  * generation answers a snapshot of another. Memory is bounded by the number of walks kept.
  */
 import { LRUCache } from "lru-cache";
+import type { SortBoundary } from "./query-planner.js";
 import type { RecordsQuery } from "./query-request.js";
 import type { DayRates } from "./record-money.js";
 
-/** Where a page ended in the default sort: the last row's day and record id. */
-export interface PageBoundary {
-  /** `YYYY-MM-DD`. */
-  date: string;
-  recordId: string;
-}
+/** Where a page ended in its sort: the last row's sort keys and record id (query-planner.ts). */
+export type PageBoundary = SortBoundary;
 
 /** A count's answer: rows in range and a sample conversion lacking a rate, if any. */
 export interface WalkCount {
@@ -30,7 +27,7 @@ export interface WalkCount {
 export interface Walk {
   count?: WalkCount;
   dataVersion?: string;
-  /** Page number → where that page ended (only pages of the default sort). */
+  /** Page number → where that page ended in the query's sort. */
   boundaries: Map<number, PageBoundary>;
   /** The query's rows per day, in day order (`YYYY-MM-DD`), once a keyset page has needed them. */
   days?: DayCount[];
@@ -58,7 +55,7 @@ export function pageDays(
   let start = 0;
   if (after) {
     start = ordered.findIndex((entry) =>
-      direction === "DESC" ? entry.day <= after.date : entry.day >= after.date,
+      direction === "DESC" ? entry.day <= after.keys[0]! : entry.day >= after.keys[0]!,
     );
     if (start === -1) return null;
   }
@@ -119,9 +116,10 @@ export function rememberBoundary(walk: Walk, page: number, boundary: PageBoundar
 }
 
 /**
- * Whether pages of `query` can be read from the previous page's boundary: the sort is the day
- * alone (the default, or ascending), so the order is (date, record id) on stored columns.
+ * Whether `query` is sorted by the day alone (the default, or ascending): the order is (date,
+ * record id) on stored columns, so a page spans a few known days (`pageDays`) and can be read as
+ * text (page-text.ts). Pages of every sort are read from the previous page's boundary.
  */
-export function keysetSortable(query: RecordsQuery): boolean {
+export function sortedByDayAlone(query: RecordsQuery): boolean {
   return query.sort.length === 1 && query.sort[0]!.field === "DATE_DAY";
 }

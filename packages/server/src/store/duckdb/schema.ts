@@ -1,5 +1,6 @@
 /** The DuckDB schema of a region's store, applied idempotently when the store opens. */
 import { DATA_VERSION_BACKFILL, DATA_VERSION_TABLES } from "../data-versions.js";
+import { ROLLUP_BACKFILL, ROLLUP_TABLE_DUCKDB } from "../record-rollup.js";
 import { DIV_HALF_EVEN_MACRO } from "../sql-dialect.js";
 
 export const DUCKDB_SCHEMA = [
@@ -75,5 +76,7 @@ export const DUCKDB_SCHEMA = [
   "INSERT INTO data_generation SELECT 1, 0 WHERE NOT EXISTS (SELECT 1 FROM data_generation)",
   ...DATA_VERSION_TABLES,
   ...DATA_VERSION_BACKFILL,
+  ROLLUP_TABLE_DUCKDB,
+  ROLLUP_BACKFILL,
   DIV_HALF_EVEN_MACRO,
 ];

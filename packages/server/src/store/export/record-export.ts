@@ -6,14 +6,14 @@
  * the same numbers to the bit. Before the first row, the snapshot answers the data version, the
  * exact number of rows that follow, and the missing-rate verdict (`UNSUPPORTED_CURRENCY`).
  */
-import { addDays, type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import type { CurrencyCode } from "../../currencies.js";
 import type { SnapshotReader } from "../page-reads.js";
 import {
-  type PlannedKeysetPage,
+  type PlannedRecordsPage,
   planDataVersion,
   planFxRates,
-  planRecordsCount,
+  planRecordsDayCurrencies,
   planRecordsPage,
   type SortBoundary,
 } from "../query-planner.js";
@@ -26,7 +26,7 @@ export interface ExportQuery {
   scope: RowScope;
   currency: CurrencyCode;
   /** The last row a previous response delivered; null for the whole range. */
-  after: SortBoundary | null;
+  after: { date: string; recordId: string } | null;
 }
 
 /** One batch of rows, column by column, each column named by its `MarketingRecord` field. */
@@ -70,7 +70,7 @@ export interface ResultColumns {
 export interface ExportSnapshot {
   reader: SnapshotReader;
   /** Streams a planned statement's result in chunks, with the consumer's pace (backpressure). */
-  stream(plan: PlannedKeysetPage): AsyncIterable<ResultColumns>;
+  stream(plan: PlannedRecordsPage): AsyncIterable<ResultColumns>;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
 }
@@ -89,28 +89,16 @@ function recordsQueryOf(query: ExportQuery, scope: RowScope, rows: number): Reco
   };
 }
 
-/** Rows of the export after `after`: whole days after its day, plus its day's rows past its record id. */
-async function rowsAfter(reader: SnapshotReader, query: ExportQuery, after: SortBoundary): Promise<number> {
-  let rows = 0;
-  if (after.date < query.scope.to) {
-    const later = {
-      ...query.scope,
-      from: after.date >= query.scope.from ? addDays(after.date, 1) : query.scope.from,
-    };
-    const count = await reader.run(planRecordsCount(recordsQueryOf(query, later, 1), reader.dialect));
-    rows += Number(count.value(0, 0) ?? 0);
-  }
-  if (after.date >= query.scope.from && after.date <= query.scope.to) {
-    const day = { ...query.scope, from: after.date, to: after.date };
-    const idsOnly = { ...recordsQueryOf(query, day, Number.MAX_SAFE_INTEGER), fields: ["recordId"] as const };
-    rows += (await reader.run(planRecordsPage(idsOnly, reader.dialect, { after }))).rowCount;
-  }
-  return rows;
+/** The row an export resumes after, as the planner's boundary of the day sort. */
+function boundaryOf(after: { date: string; recordId: string }): SortBoundary {
+  return { keys: [after.date], recordId: after.recordId };
 }
 
 /**
- * Opens an export on `snapshot`: reads the data version, the missing-rate verdict and the row
- * count, and plans the rows. On any failure the snapshot is ended before the error is thrown.
+ * Opens an export on `snapshot`: reads the data version, the rows per day and source currency
+ * (the count, and the missing-rate verdict of `marketingRecords`: the least `CUR YYYY-MM-DD` whose
+ * conversion lacks a rate, naming the source currency when its rate lacks, else the target), the
+ * FX history, and plans the rows. On any failure the snapshot is ended before the error is thrown.
  */
 export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): Promise<RecordExport> {
   try {
@@ -118,14 +106,6 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
     const dialect = reader.dialect;
     const versionTable = await reader.run(planDataVersion(query.scope, dialect));
     const dataVersion = String(versionTable.rowCount === 0 ? 0 : (versionTable.value(0, 0) ?? 0));
-    // The whole range's count with the conversion check: a resumed export refuses as the first did.
-    const count = await reader.run(planRecordsCount(recordsQueryOf(query, query.scope, 1), dialect));
-    const missingCurrency = count.value(0, 1);
-    if (missingCurrency !== null && missingCurrency !== undefined)
-      throw new MissingFxRateError(String(missingCurrency), String(count.value(0, 2)));
-    const rowCount = query.after
-      ? await rowsAfter(reader, query, query.after)
-      : Number(count.value(0, 0) ?? 0);
     const rates = await reader.run(planFxRates(dialect));
     const history = new FxHistory(
       Array.from({ length: rates.rowCount }, (_, index) => ({
@@ -134,12 +114,39 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
         rateE6: BigInt(rates.value(index, 2) as bigint | string | number),
       })),
     );
+    const perDay = await reader.run(planRecordsDayCurrencies(recordsQueryOf(query, query.scope, 1), dialect));
+    const after = query.after as { date: string; recordId: string } | null;
+    let rowCount = 0;
+    let sample: string | null = null;
+    for (let index = 0; index < perDay.rowCount; index += 1) {
+      const day = String(perDay.value(index, 0));
+      const currency = String(perDay.value(index, 1));
+      if (after === null || day > after.date) rowCount += Number(perDay.value(index, 2));
+      if (currency === query.currency) continue;
+      const sourceRate = history.rateOn(currency, day);
+      if (sourceRate !== undefined && history.rateOn(query.currency, day) !== undefined) continue;
+      const missing = `${sourceRate === undefined ? currency : query.currency} ${day}`;
+      if (sample === null || missing < sample) sample = missing;
+    }
+    // The whole range's verdict: a resumed export refuses as the first did.
+    if (sample !== null) throw new MissingFxRateError(sample.slice(0, 3), sample.slice(4));
+    if (after !== null && after.date >= query.scope.from && after.date <= query.scope.to) {
+      const day = { ...query.scope, from: after.date, to: after.date };
+      const idsOnly = {
+        ...recordsQueryOf(query, day, Number.MAX_SAFE_INTEGER),
+        fields: ["recordId"] as const,
+      };
+      rowCount += (await reader.run(planRecordsPage(idsOnly, dialect, { after: boundaryOf(after) })))
+        .rowCount;
+    }
     const converter = new MoneyConverter(query.currency, history);
-    const from = query.after && query.after.date > query.scope.from ? query.after.date : query.scope.from;
+    const from = after && after.date > query.scope.from ? after.date : query.scope.from;
     const plan = planRecordsPage(
       recordsQueryOf(query, { ...query.scope, from }, Math.max(rowCount, 0)),
       dialect,
-      { after: query.after },
+      {
+        after: after === null ? null : boundaryOf(after),
+      },
     );
     return new SnapshotExport(snapshot, plan, converter, query.currency, rowCount, dataVersion);
   } catch (error) {
@@ -154,7 +161,7 @@ class SnapshotExport implements RecordExport {
 
   constructor(
     private readonly snapshot: ExportSnapshot,
-    private readonly plan: PlannedKeysetPage,
+    private readonly plan: PlannedRecordsPage,
     private readonly converter: MoneyConverter,
     private readonly currency: CurrencyCode,
     readonly rowCount: number,

@@ -7,6 +7,7 @@
  * A migration, once released, is never edited: a change is a new migration.
  */
 import type { ClientBase } from "pg";
+import { ROLLUP_BACKFILL, ROLLUP_TABLE_POSTGRES } from "../record-rollup.js";
 import { DIV_HALF_EVEN_FUNCTION } from "../sql-dialect.js";
 
 /** One step of the schema. */
@@ -182,10 +183,21 @@ INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
   SELECT DISTINCT brand_id, date, (SELECT generation FROM data_generation WHERE id = 1), 0 FROM day_row_counts;
 `;
 
+/**
+ * The record rollup (store/record-rollup.ts): sums per brand, day, market, data source, channel
+ * and currency, which aggregates not grouped by campaign read instead of the records; the records
+ * already stored are rolled up.
+ */
+const RECORD_ROLLUP = `
+${ROLLUP_TABLE_POSTGRES};
+${ROLLUP_BACKFILL};
+`;
+
 /** Every migration, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial_schema", sql: INITIAL_SCHEMA },
   { version: 2, name: "data_versions", sql: DATA_VERSIONS },
+  { version: 3, name: "record_rollup", sql: RECORD_ROLLUP },
 ];
 
 /** How a migration is named in reports: `1_initial_schema`. */

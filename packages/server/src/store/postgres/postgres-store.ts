@@ -38,6 +38,7 @@ import {
   type Store,
   type StoredRecord,
 } from "../store.js";
+import { SchemaVersionError } from "../store-errors.js";
 import { copyRecords, STAGED_RECORD_COLUMNS } from "./copy-records.js";
 import { LATEST_SCHEMA_VERSION, schemaVersion } from "./migrations.js";
 import { storeError } from "./postgres-errors.js";
@@ -47,19 +48,7 @@ type Row = Record<string, unknown>;
 type Params = (string | number | bigint | boolean | Date | string[] | null)[];
 
 /** Raised when the database's schema is not the one this release needs; names what to do. */
-export class SchemaVersionError extends Error {
-  constructor(
-    readonly found: number,
-    readonly expected: number,
-  ) {
-    super(
-      found < expected
-        ? `the PostgreSQL schema is at version ${found}, this release needs ${expected}: run \`mdq migrate\` first`
-        : `the PostgreSQL schema is at version ${found}, newer than this release knows (${expected}): upgrade mdq`,
-    );
-    this.name = "SchemaVersionError";
-  }
-}
+export { SchemaVersionError } from "../store-errors.js";
 
 /**
  * Opens the store of a migrated database: connects once to check that it answers and that its

@@ -6,8 +6,8 @@ import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { fileWriter, ParquetWriter } from "hyparquet-writer";
-import type { MarketingRecord } from "../types.js";
 import { RECORD_FIELDS } from "./record-formats.js";
+import type { MarketingRecord } from "./types.js";
 
 /**
  * Rows per row group. Memory grows with it (measured on 1M demo rows: 50k rows ≈ 250 MB peak
