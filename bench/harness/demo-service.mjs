@@ -40,13 +40,18 @@ export async function startDemoService({ prefix, scale, days, env = {} }) {
     stdio: "ignore",
   });
   const base = `http://127.0.0.1:${port}`;
+  await waitUntilLive(base);
+  const credentials = JSON.parse(await readFile(credentialsFile, "utf8"));
+  return { work, dataDir, port, base, credentials, seedingSeconds, serve };
+}
+
+/** Waits until the service at `base` answers `/livez` (20 s at most). */
+export async function waitUntilLive(base) {
   for (let tries = 0; ; tries += 1) {
     try {
-      if ((await fetch(`${base}/livez`)).ok) break;
+      if ((await fetch(`${base}/livez`)).ok) return;
     } catch {}
     if (tries > 400) throw new Error("mdq serve did not start");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const credentials = JSON.parse(await readFile(credentialsFile, "utf8"));
-  return { work, dataDir, port, base, credentials, seedingSeconds, serve };
 }

@@ -14,6 +14,7 @@
  */
 import {
   DIMENSIONS,
+  type ExportFormat,
   inclusiveDayCount,
   isDateDimension,
   MAX_CHANGES_RANGE_DAYS,
@@ -48,6 +49,14 @@ import {
   parseJson,
 } from "./http-transport.js";
 import { type GraphQLResult, type WalkPlan, type WalkService, walkPages } from "./page-walk.js";
+import {
+  type ExportAccess,
+  type ExportOptions,
+  type ExportResponse,
+  type ExportResume,
+  exportRecords,
+  openExport,
+} from "./record-export.js";
 import { DEFAULT_RATE_LIMIT, RequestBudget, systemClock } from "./request-budget.js";
 import {
   DEFAULT_MAX_REQUESTS_PER_DAY,
@@ -168,6 +177,8 @@ export class MdqClient implements WalkService {
   /** The `onEvent` of the options: told about tokens, retries, pages and repairs. */
   readonly onEvent: ((event: MdqClientEvent) => void) | undefined;
   private readonly runLimits: RunLimitSettings;
+  /** What the bulk export needs of this client (record-export.ts). */
+  private readonly exportAccess: ExportAccess;
 
   constructor(options: MdqClientOptions) {
     this.config = validateClientConfig(options);
@@ -222,6 +233,39 @@ export class MdqClient implements WalkService {
       ...(options.renewBeforeSeconds === undefined ? {} : { renewBeforeSeconds: options.renewBeforeSeconds }),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     });
+    this.exportAccess = {
+      baseUrl: this.config.baseUrl,
+      brandClientId: this.config.brandClientId,
+      tokens: this.tokens,
+      budget: this.budget,
+      clock: this.clock,
+      retry,
+      fetch: options.fetch ?? globalThis.fetch,
+      userAgent: this.userAgent,
+      random: options.random ?? Math.random,
+      onEvent: options.onEvent,
+    };
+  }
+
+  /**
+   * Every record of a range (at most 366 days) from one streamed export (CONTRACT §7), in
+   * (date, recordId) order; resumes with `after=` when the connection breaks.
+   * @example for await (const record of client.exportRecords({ from: "2026-01-01", to: "2026-11-21" })) write(record);
+   */
+  exportRecords(options: ExportOptions): AsyncGenerator<MarketingRecord> {
+    return exportRecords(this.exportAccess, options);
+  }
+
+  /**
+   * Opens one export response in `format` (its headers read, its body to be read by the caller),
+   * resuming at `resume`: what `mdq-client export` writes to a file byte for byte.
+   */
+  openExport(
+    options: ExportOptions,
+    format: ExportFormat,
+    resume: ExportResume | null = null,
+  ): Promise<ExportResponse> {
+    return openExport(this.exportAccess, options, format, resume);
   }
 
   /** How many token requests this client has sent. */

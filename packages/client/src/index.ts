@@ -44,6 +44,12 @@ export {
   mirror,
 } from "./mirror.js";
 export {
+  type ExportOptions,
+  type ExportResponse,
+  type ExportResume,
+  exportUrl,
+} from "./record-export.js";
+export {
   DEFAULT_RATE_LIMIT,
   parseRateLimitPolicy,
   parseRateLimitRemaining,

@@ -19,10 +19,16 @@ describe("the mdq-client package", () => {
     const main = await readFile(new URL(`../../${manifest.bin["mdq-client"]}`, import.meta.url), "utf8");
     assert.ok(main.startsWith("#!/usr/bin/env node\n"));
     const dependencies = Object.keys(manifest.dependencies ?? {});
-    assert.deepEqual(dependencies.sort(), ["@mdq/contract", "commander", "hyparquet-writer", "valibot"]);
+    assert.deepEqual(dependencies.sort(), [
+      "@mdq/contract",
+      "commander",
+      "hyparquet",
+      "hyparquet-writer",
+      "valibot",
+    ]);
   });
 
-  it("has CLI modules that import only Node built-ins, commander, hyparquet-writer, the contract and the SDK", async () => {
+  it("has CLI modules that import only Node built-ins, commander, hyparquet (export checks a Parquet footer), hyparquet-writer, the contract and the SDK", async () => {
     const files = (await readdir(CLI_SOURCES)).filter((name) => name.endsWith(".ts"));
     assert.ok(files.includes("main.ts") && files.includes("sync.ts"));
     for (const file of files) {
@@ -31,6 +37,7 @@ describe("the mdq-client package", () => {
         assert.ok(
           specifier!.startsWith("node:") ||
             specifier === "commander" ||
+            specifier === "hyparquet" ||
             specifier === "hyparquet-writer" ||
             specifier === "@mdq/contract" ||
             /^\.\.?\/[\w-]+\.js$/.test(specifier!),

@@ -32,6 +32,8 @@ export const GRAPHQL_ERROR_CODES = Object.freeze({
   UNSUPPORTED_CURRENCY: shown(200),
   QUERY_TOO_COMPLEX: shown(200),
   INVALID_DATA_VERSION: shown(200),
+  /** The export's `dataVersion` (with `after`) is no longer the range's: start the export again. */
+  DATA_VERSION_GONE: shown(409),
   INTERNAL_SERVER_ERROR: { status: 500, exposeMessage: false },
 } as const satisfies Record<string, ErrorEntry>);
 /** A GraphQL `extensions.code`. */

@@ -7,6 +7,7 @@ export * from "./csv-cells.js";
 export * from "./currencies.js";
 export * from "./duration.js";
 export * from "./errors.js";
+export * from "./export.js";
 export * from "./identifiers.js";
 export type * from "./responses.js";
 export * from "./vocabulary.js";

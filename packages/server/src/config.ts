@@ -48,6 +48,8 @@ export interface ServiceConfig {
   readonly duckdbMemoryMb: number;
   /** GraphiQL at `GET /graphql` for browsers (plugins/graphql-explorer.ts); off unless `MDQ_EXPLORER=on`. */
   readonly explorer: boolean;
+  /** Bulk exports one instance runs at once (export/export-slots.ts); one more is answered 429. */
+  readonly exportConcurrency: number;
 }
 
 /**
@@ -99,6 +101,7 @@ export const CONFIG_ENV = {
   duckdbThreads: "MDQ_DUCKDB_THREADS",
   duckdbMemoryMb: "MDQ_DUCKDB_MEMORY_MB",
   explorer: "MDQ_EXPLORER",
+  exportConcurrency: "MDQ_EXPORT_CONCURRENCY",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -209,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       1_048_576,
     ),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
+    exportConcurrency: integer(read("exportConcurrency") ?? "4", CONFIG_ENV.exportConcurrency, 1, 1000),
   });
 }
 

@@ -12,6 +12,8 @@ import { type ChangeFeed, changeChannel, RedisChangeFeed, SOLO_CHANGE_FEED } fro
 import { RedisConnection } from "./cluster/redis-connection.js";
 import type { ServiceConfig } from "./config.js";
 import { MdqError, OAuthError } from "./errors.js";
+import { exportEndpoint } from "./export/export-endpoint.js";
+import { ExportSlots } from "./export/export-slots.js";
 import { graphqlEndpoint } from "./graphql/graphql-endpoint.js";
 import { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 import { RedisRateLimiter } from "./limits/redis-rate-limit.js";
@@ -29,6 +31,7 @@ import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
 import { acceptRawBodies } from "./plugins/request-body.js";
+import { exportsRecords } from "./store/export/record-export.js";
 import { withPageCache } from "./store/page-cache.js";
 import type { Store } from "./store/store.js";
 
@@ -162,6 +165,11 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
       });
     }
     methodNotAllowed(scope, "/graphql", ["POST"], config.explorer ? ["GET"] : []);
+    // The export reads the engine itself: the page cache and metrics wrap only page reads.
+    if (exportsRecords(parts.store)) {
+      const slots = new ExportSlots(config.exportConcurrency);
+      await exportEndpoint(scope, { store: parts.store, keys, apps, settings, slots });
+    }
   });
   await app.register(async (scope) => {
     await wellKnown(scope, { keys, authUrl: config.authUrl });

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { MdqClientError } from "../errors.js";
 import { EXIT_CODES_HELP, exitCodeOf } from "./exit-codes.js";
+import { exportCommand } from "./export-command.js";
 import { handleInterruptions, interruption } from "./interrupt.js";
 import { mirrorCommand } from "./mirror-command.js";
 import { exitWhenStdoutCloses } from "./output.js";
@@ -42,6 +43,7 @@ const program = new Command("mdq-client")
   .addHelpText("after", EXIT_CODES_HELP);
 for (const command of [
   syncCommand(),
+  exportCommand(),
   mirrorCommand(),
   readinessCommand(),
   accessCommand(),

@@ -55,7 +55,7 @@ interface PaginationArgument {
   page?: number | null;
   pageSize?: number | null;
 }
-interface FilterArgument {
+export interface FilterArgument {
   markets?: string[] | null;
   dataSources?: string[] | null;
   channels?: string[] | null;
@@ -102,9 +102,17 @@ export function checkDateRange(range: DateRangeArgument, maxDays: number): void 
   }
 }
 
-function scopeOf(args: DataQueryArguments, caller: Caller): RowScope {
+/**
+ * Rules 1–2: the rows a request may read, its filter checked against the grants; `maxDays` is the
+ * longest range (90 for GraphQL, 366 for the bulk export).
+ */
+export function scopeOf(
+  args: Pick<DataQueryArguments, "clientId" | "dateRange" | "filter">,
+  caller: Caller,
+  maxDays = MAX_RANGE_DAYS,
+): RowScope {
   checkClientId(args.clientId, caller);
-  checkDateRange(args.dateRange, MAX_RANGE_DAYS);
+  checkDateRange(args.dateRange, maxDays);
   const { from, to } = args.dateRange;
   const filter = args.filter ?? {};
   return {

@@ -61,7 +61,8 @@ function sinceOf(since: string | null | undefined, region: string): bigint | nul
   return version;
 }
 
-async function withRates<Result>(read: () => Promise<Result>): Promise<Result> {
+/** Runs a read, a missing FX rate answered `UNSUPPORTED_CURRENCY` (rule 7). */
+export async function withRates<Result>(read: () => Promise<Result>): Promise<Result> {
   try {
     return await read();
   } catch (error) {

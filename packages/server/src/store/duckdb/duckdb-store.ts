@@ -14,6 +14,13 @@ import {
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
 import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
+import { duckDbExportSnapshot } from "../export/duckdb-export.js";
+import {
+  type ExportQuery,
+  openExport,
+  type RecordExport,
+  type RecordExports,
+} from "../export/record-export.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { defaultOrigin, replaceFromStaging, STAGING_COLUMNS } from "../record-replace.js";
 import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
@@ -76,7 +83,7 @@ export async function openDuckDbStore(
 }
 
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
-export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
+export class DuckDbStore extends SqlStore implements Store, ParquetLoads, RecordExports {
   readonly engine = "duckdb" as const;
   protected readonly dialect = DUCKDB_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
@@ -387,6 +394,11 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads {
     );
   }
 
+  /** CONTRACT §7: an export from one snapshot, on a connection of its own (store/export/). */
+  async openRecordExport(query: ExportQuery): Promise<RecordExport> {
+    return openExport(await duckDbExportSnapshot(this.instance), query);
+  }
+
   async ping(): Promise<void> {
     await this.rows("SELECT 1");
   }
@@ -426,7 +438,7 @@ function sqlRun(connection: DuckDBConnection): SqlRun {
 }
 
 /** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */
-function snapshotReader(
+export function snapshotReader(
   connection: DuckDBConnection,
   generation: SnapshotReader["generation"],
 ): SnapshotReader {

@@ -8,6 +8,13 @@ import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
+import { postgresExportSnapshot } from "../export/postgres-export.js";
+import {
+  type ExportQuery,
+  openExport,
+  type RecordExport,
+  type RecordExports,
+} from "../export/record-export.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { defaultOrigin, replaceFromStaging } from "../record-replace.js";
 import { appStateValues, rowMapping } from "../row-mapping.js";
@@ -60,7 +67,7 @@ export async function openPostgresStore(options: PostgresConnectionOptions): Pro
 }
 
 /** The PostgreSQL implementation of `Store`; it keeps the signing key ring for every instance. */
-export class PostgresStore extends SqlStore implements Store, KeyRingStore {
+export class PostgresStore extends SqlStore implements Store, KeyRingStore, RecordExports {
   readonly engine = "postgres" as const;
   protected readonly dialect = POSTGRES_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
@@ -353,6 +360,11 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
     return String(row?.["generation"] ?? 0);
   }
 
+  /** CONTRACT §7: an export from one REPEATABLE READ snapshot, read by a cursor (store/export/). */
+  async openRecordExport(query: ExportQuery): Promise<RecordExport> {
+    return openExport(await postgresExportSnapshot(this.pool), query);
+  }
+
   async ping(): Promise<void> {
     await this.rows("SELECT 1");
   }
@@ -368,7 +380,7 @@ function sqlRun(client: PoolClient): SqlRun {
   return async (sql, params = []) => (await client.query(sql, params as unknown[])).rows;
 }
 
-function snapshotReader(client: PoolClient): SnapshotReader {
+export function snapshotReader(client: PoolClient): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
     // The snapshot's own row of the counter every data write bumps in its transaction: exact.

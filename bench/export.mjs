@@ -1,0 +1,360 @@
+#!/usr/bin/env node
+// The bulk export (CONTRACT §7) against baselines measured in the same run, on each store:
+// - rows/s of `GET /export/marketing-records` in every format, through HTTP with a real token,
+//   against the engine writing the same SELECT itself (DuckDB `COPY (...) TO '/dev/null'` as CSV,
+//   or to a Parquet file; PostgreSQL `COPY (...) TO STDOUT` read by psql);
+// - against a one-client cold walk of the same range through GraphQL (pageSize 5000, day sort);
+// - first-byte time (headers, and the first body chunk);
+// - the server's RSS growth during the largest export the data holds (the whole year);
+// - GraphQL page p99 with 4 exports running against the same p99 idle.
+//   npm run build && node bench/export.mjs [--scale 30] [--days 400] [--stores duckdb,postgres]
+//     [--postgres-url postgres://root@127.0.0.1:5432/postgres]
+import { spawn, spawnSync } from "node:child_process";
+import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { DuckDBInstance } from "@duckdb/node-api";
+import pg from "pg";
+import { planRecordsPage } from "../packages/server/dist/src/store/query-planner.js";
+import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
+import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
+import { freePort } from "./harness/processes.mjs";
+
+const { values } = parseArgs({
+  options: {
+    scale: { type: "string", default: "30" },
+    days: { type: "string", default: "400" },
+    stores: { type: "string", default: "duckdb,postgres" },
+    "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
+  },
+});
+const MDQ = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const FORMATS = ["ndjson", "csv", "parquet", "arrow"];
+const FIELDS =
+  "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
+const DATABASE = "mdq_export_bench";
+const today = new Date().toISOString().slice(0, 10);
+const to = addDays(today, -1);
+const from = addDays(to, -89);
+const yearFrom = addDays(to, -365);
+
+function cli(args, env = {}) {
+  const result = spawnSync(process.execPath, [MDQ, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, MDQ_LOG_LEVEL: "warn", ...env },
+  });
+  if (result.status !== 0) throw new Error(`mdq ${args[0]} failed: ${result.stderr.slice(-1500)}`);
+}
+
+async function onServer(url, sql) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Seeds the demo into a data directory (DuckDB) or a fresh database (PostgreSQL). */
+async function seed(store, work) {
+  const dataDir = join(work, "data");
+  const credentials = join(work, "credentials.json");
+  let env = { MDQ_DATABASE_URL: "" };
+  if (store === "postgres") {
+    await onServer(values["postgres-url"], `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+    await onServer(values["postgres-url"], `CREATE DATABASE ${DATABASE}`);
+    const url = new URL(values["postgres-url"]);
+    url.pathname = `/${DATABASE}`;
+    env = { MDQ_DATABASE_URL: url.toString() };
+    cli(["migrate"], env);
+  }
+  cli(
+    [
+      "demo",
+      "--seed-only",
+      "--scale",
+      values.scale,
+      "--days",
+      values.days,
+      "--data",
+      dataDir,
+      "--credentials",
+      credentials,
+    ],
+    env,
+  );
+  return { dataDir, env, credentials: JSON.parse(await readFile(credentials, "utf8")) };
+}
+
+async function serve(dataDir, env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MDQ, "serve", "--port", String(port), "--data", dataDir], {
+    env: {
+      ...process.env,
+      MDQ_LOG_LEVEL: "warn",
+      MDQ_ADMIN_PORT: String(await freePort()),
+      MDQ_RATE_LIMIT_MAX: "1000000",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // The server's warnings and errors (its log, on stdout), shown as they come.
+  for (const stream of [child.stdout, child.stderr])
+    stream.on("data", (chunk) => process.stderr.write(`[mdq serve] ${chunk}`));
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilLive(base);
+  return { child, base };
+}
+
+async function tokenOf(base, app) {
+  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
+  const response = await fetch(`${base}/oauth2/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+    body: "grant_type=client_credentials&scope=api_data%2Fread",
+  });
+  return (await response.json()).access_token;
+}
+
+/** One export read to its end: rows, seconds, time to headers and to the first body chunk. */
+async function timeExport(base, token, brand, format, range) {
+  const query = new URLSearchParams({ clientId: brand, from: range.from, to: range.to, format });
+  const started = performance.now();
+  const response = await fetch(`${base}/export/marketing-records?${query}`, {
+    headers: { authorization: `Bearer ${token}`, "accept-encoding": "identity" },
+  });
+  const headersMs = performance.now() - started;
+  if (response.status !== 200)
+    throw new Error(`export ${format}: ${response.status} ${await response.text()}`);
+  let firstChunkMs;
+  let bytes = 0;
+  for await (const chunk of response.body) {
+    firstChunkMs ??= performance.now() - started;
+    bytes += chunk.byteLength;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { rows: Number(response.headers.get("mdq-row-count")), seconds, headersMs, firstChunkMs, bytes };
+}
+
+/** A one-client cold walk of the range through GraphQL: every page of 5000, the day sort. */
+async function timeWalk(base, token, brand, range) {
+  const started = performance.now();
+  let rows = 0;
+  for (let page = 1; ; page += 1) {
+    const response = await fetch(`${base}/graphql`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        query: `query($c: ID!, $r: DateRangeInput!, $p: Int!) { marketingRecords(clientId: $c, dateRange: $r,
+          sort: [{field: DATE_DAY, direction: ASC}], pagination: {page: $p, pageSize: 5000}) { ${FIELDS} } }`,
+        variables: { c: brand, r: range, p: page },
+      }),
+    });
+    const body = await response.json();
+    rows += body.data.marketingRecords.length;
+    if (!body.extensions.pageInfo.marketingRecords.hasNextPage) break;
+  }
+  return { rows, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The export's SELECT as the store plans it, its parameters written in as literals (COPY takes none). */
+function exportSelect(dialect, app, range) {
+  const plan = planRecordsPage(
+    {
+      scope: {
+        brandId: app.brandClientId,
+        from: range.from,
+        to: range.to,
+        markets: app.markets,
+        dataSources: app.dataSources,
+        channels: null,
+        campaignIds: null,
+      },
+      currency: "EUR",
+      fields: FIELDS.split(" "),
+      sort: [{ field: "DATE_DAY", direction: "ASC" }],
+      page: { page: 1, pageSize: 10_000_000 },
+    },
+    dialect,
+    { after: null },
+  );
+  const literal = (value) => (typeof value === "string" ? `'${value.replaceAll("'", "''")}'` : String(value));
+  let index = 0;
+  const sql =
+    dialect.engine === "duckdb"
+      ? plan.sql.replace(/\?/g, () => literal(plan.params[index++]))
+      : plan.sql.replace(/\$(\d+)/g, (_, n) => literal(plan.params[Number(n) - 1]));
+  return sql;
+}
+
+/** The engine writing the SELECT itself: seconds for CSV (and DuckDB: Parquet). */
+async function engineBaseline(store, seeded, app, range, work) {
+  const select = exportSelect(store === "duckdb" ? DUCKDB_DIALECT : POSTGRES_DIALECT, app, range);
+  if (store === "duckdb") {
+    // The served file is locked by `mdq serve`: a copy taken before it started is read here.
+    const instance = await DuckDBInstance.create(join(work, "copy.duckdb"), { access_mode: "READ_ONLY" });
+    const connection = await instance.connect();
+    const time = async (target) => {
+      const started = performance.now();
+      await connection.run(`COPY (${select}) TO ${target}`);
+      return (performance.now() - started) / 1000;
+    };
+    await time("'/dev/null' (FORMAT csv)");
+    const csv = Math.min(await time("'/dev/null' (FORMAT csv)"), await time("'/dev/null' (FORMAT csv)"));
+    const parquetFile = join(work, "baseline.parquet");
+    const parquet = Math.min(
+      await time(`'${parquetFile}' (FORMAT parquet)`),
+      await time(`'${parquetFile}' (FORMAT parquet)`),
+    );
+    connection.closeSync();
+    instance.closeSync();
+    return { csv, parquet };
+  }
+  const run = () => {
+    const started = performance.now();
+    const result = spawnSync("psql", [seeded.env.MDQ_DATABASE_URL, "-c", `COPY (${select}) TO STDOUT`], {
+      stdio: ["ignore", "ignore", "pipe"],
+      maxBuffer: 1 << 30,
+    });
+    if (result.status !== 0) throw new Error(`psql: ${result.stderr}`);
+    return (performance.now() - started) / 1000;
+  };
+  run();
+  return { csv: Math.min(run(), run()), parquet: undefined };
+}
+
+function rssKb(pid) {
+  try {
+    const status = spawnSync("cat", [`/proc/${pid}/status`], { encoding: "utf8" }).stdout;
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Page latencies of GraphQL (page 1 of 1000 rows) for `ms`, as a sorted list. */
+async function graphqlLatencies(base, token, brand, range, ms) {
+  const latencies = [];
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    const started = performance.now();
+    const response = await fetch(`${base}/graphql`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        query: `query($c: ID!, $r: DateRangeInput!) { marketingRecords(clientId: $c, dateRange: $r) { ${FIELDS} } }`,
+        variables: { c: brand, r: range },
+      }),
+    });
+    await response.arrayBuffer();
+    latencies.push(performance.now() - started);
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
+const p99 = (sorted) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
+const fixed = (value, digits = 2) => (value === undefined ? "–" : value.toFixed(digits));
+const report = [];
+
+for (const store of values.stores.split(",")) {
+  const work = await mkdtemp(join(tmpdir(), `mdq-export-bench-${store}-`));
+  const seeded = await seed(store, work);
+  if (store === "duckdb") await copyFile(join(seeded.dataDir, "mdq.duckdb"), join(work, "copy.duckdb"));
+  const app = seeded.credentials.apps[0];
+  const { child, base } = await serve(seeded.dataDir, seeded.env);
+  try {
+    const token = await tokenOf(base, app);
+    const range = { from, to };
+    const walk = await timeWalk(base, token, app.brandClientId, range);
+    const exports = {};
+    for (const format of FORMATS) {
+      await timeExport(base, token, app.brandClientId, format, range); // warm
+      const runs = [];
+      for (let round = 0; round < 3; round += 1)
+        runs.push(await timeExport(base, token, app.brandClientId, format, range));
+      const best = runs.reduce((a, b) => (a.seconds < b.seconds ? a : b));
+      exports[format] = {
+        ...best,
+        medianFirstChunkMs: runs.map((r) => r.firstChunkMs).sort((a, b) => a - b)[1],
+      };
+    }
+    const baseline = await engineBaseline(store, seeded, app, range, work);
+    // RSS while the whole year streams (the largest export the demo holds), sampled every 20 ms.
+    const before = rssKb(child.pid);
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssKb(child.pid));
+    }, 20);
+    const year = await timeExport(base, token, app.brandClientId, "ndjson", { from: yearFrom, to });
+    clearInterval(sampler);
+    // GraphQL p99 idle, then with 4 exports running.
+    const idle = await graphqlLatencies(base, token, app.brandClientId, range, 5000);
+    let running = true;
+    const exporters = Array.from({ length: 4 }, async () => {
+      while (running) await timeExport(base, token, app.brandClientId, "ndjson", range);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const busy = await graphqlLatencies(base, token, app.brandClientId, range, 5000);
+    running = false;
+    await Promise.all(exporters);
+    const rowsPerSecond = (run) => run.rows / run.seconds;
+    report.push({
+      store,
+      rows: exports.ndjson.rows,
+      walkRowsPerSecond: rowsPerSecond(walk),
+      engineCsvRowsPerSecond: exports.ndjson.rows / baseline.csv,
+      engineParquetRowsPerSecond: baseline.parquet ? exports.ndjson.rows / baseline.parquet : undefined,
+      formats: Object.fromEntries(
+        FORMATS.map((format) => [
+          format,
+          {
+            rowsPerSecond: rowsPerSecond(exports[format]),
+            headersMs: exports[format].headersMs,
+            firstChunkMs: exports[format].medianFirstChunkMs,
+            bytes: exports[format].bytes,
+          },
+        ]),
+      ),
+      yearRows: year.rows,
+      rssGrowthMb: (peak - before) / 1024,
+      graphqlP99IdleMs: p99(idle),
+      graphqlP99BusyMs: p99(busy),
+    });
+  } finally {
+    child.kill();
+    if (store === "postgres") {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await onServer(values["postgres-url"], `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+    }
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+console.log(`\nbulk export, brand-acme ${from}..${to} (scale ${values.scale}), node ${process.version}\n`);
+console.log(
+  "| store | format | rows | rows/s | × engine COPY | × GraphQL walk | headers ms | first chunk ms | MB |",
+);
+console.log("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+for (const entry of report) {
+  for (const [format, measured] of Object.entries(entry.formats)) {
+    const engine =
+      format === "parquet" || format === "arrow"
+        ? entry.engineParquetRowsPerSecond
+        : entry.engineCsvRowsPerSecond;
+    console.log(
+      `| ${entry.store} | ${format} | ${entry.rows} | ${Math.round(measured.rowsPerSecond)} | ${fixed(engine && measured.rowsPerSecond / engine)} | ${fixed(measured.rowsPerSecond / entry.walkRowsPerSecond, 1)} | ${fixed(measured.headersMs, 0)} | ${fixed(measured.firstChunkMs, 0)} | ${fixed(measured.bytes / 1e6, 1)} |`,
+    );
+  }
+}
+console.log(
+  "\n| store | engine COPY csv rows/s | engine COPY parquet rows/s | GraphQL walk rows/s | year export rows | RSS growth MB | GraphQL p99 idle ms | p99 with 4 exports ms | ratio |",
+);
+console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+for (const entry of report) {
+  console.log(
+    `| ${entry.store} | ${Math.round(entry.engineCsvRowsPerSecond)} | ${entry.engineParquetRowsPerSecond ? Math.round(entry.engineParquetRowsPerSecond) : "–"} | ${Math.round(entry.walkRowsPerSecond)} | ${entry.yearRows} | ${fixed(entry.rssGrowthMb, 1)} | ${fixed(entry.graphqlP99IdleMs, 1)} | ${fixed(entry.graphqlP99BusyMs, 1)} | ${fixed(entry.graphqlP99BusyMs / entry.graphqlP99IdleMs)} |`,
+  );
+}
+console.log(`\n${JSON.stringify(report)}`);

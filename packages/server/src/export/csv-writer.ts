@@ -1,0 +1,31 @@
+/**
+ * CSV (`text/csv`, RFC 4180): a header line of the `MarketingRecord` field names, then a line per
+ * row, CRLF line ends, a field quoted when it holds a comma, quote, CR or LF (quotes doubled) —
+ * by csv-stringify. Text cells that a spreadsheet would run as a formula are neutralised first
+ * (`neutraliseCsvCell`, OWASP); numbers are written as numbers, so a refund's `-12.5` stays one.
+ */
+import { neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
+import { stringify } from "csv-stringify/sync";
+import type { ExportBatch } from "../store/export/record-export.js";
+import type { RecordsWriter } from "./records-writer.js";
+
+const OPTIONS = { record_delimiter: "\r\n" } as const;
+
+/** CSV with a header line. */
+export function csvWriter(): RecordsWriter {
+  return {
+    start: () => stringify([[...RECORD_FIELDS]], OPTIONS),
+    write(batch: ExportBatch): string {
+      // Text cells are neutralised; numbers are written as numbers.
+      const columns = RECORD_FIELDS.map((field) =>
+        (batch.columns[field] as readonly (string | number)[]).map((value) =>
+          typeof value === "string" ? neutraliseCsvCell(value) : value,
+        ),
+      );
+      const rows = new Array<(string | number)[]>(batch.rowCount);
+      for (let row = 0; row < batch.rowCount; row += 1) rows[row] = columns.map((column) => column[row]!);
+      return stringify(rows, OPTIONS);
+    },
+    end: () => "",
+  };
+}

@@ -1,0 +1,664 @@
+/**
+ * The bulk export (CONTRACT §7, docs/api.md), over real HTTP on both stores: every format holds
+ * exactly the rows of a full GraphQL page walk with the same values; `after=` resumes to an
+ * identical body; a load while a response streams does not tear it; a failure after the first
+ * byte leaves a body that clients see as failed; aborted exports leave the pool whole; every
+ * refusal has its code and status.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { gunzipSync } from "node:zlib";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
+import { createTestDatabase, requestToken } from "@mdq/test-support";
+import { tableFromIPC } from "apache-arrow";
+import { stringify } from "csv-stringify/sync";
+import pg from "pg";
+import { ensureAdminToken } from "../src/admin/admin-token.js";
+import { addDays, todayIn } from "../src/calendar.js";
+import { loadConfig, type ServiceConfig } from "../src/config.js";
+import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
+import { buildService, type Service } from "../src/server.js";
+import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import type { RecordExport, RecordExports } from "../src/store/export/record-export.js";
+import { migrateDatabase } from "../src/store/open-store.js";
+import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
+import type { Store, StoredRecord } from "../src/store/store.js";
+
+/** The bulk rows: `BULK_ROWS_PER_DAY` a day, names long enough to make a big body. */
+function* bulkRecords(firstDay: string): Generator<StoredRecord> {
+  for (let day = 0; day < BULK_DAYS; day += 1) {
+    const date = addDays(firstDay, day);
+    for (let index = 0; index < BULK_ROWS_PER_DAY; index += 1) {
+      yield {
+        recordId: `bulk-${date}-${String(index).padStart(4, "0")}`,
+        date,
+        market: "GB",
+        dataSource: "google_ads",
+        channel: "search",
+        campaignId: `c-${index}`,
+        campaignName: `Bulk campaign ${index} ${"x".repeat(120)}`,
+        impressions: 1000 + index,
+        clicks: index,
+        spendE4: BigInt(index * 12345),
+        conversionsE4: BigInt(index * 10),
+        revenueE4: BigInt(index * 54321),
+        currency: "EUR",
+      };
+    }
+  }
+}
+
+/**
+ * The store, its exports failing after their first batch: a fault injected at the capability's
+ * interface (DuckDB has no way to cut one connection from outside, as PostgreSQL has).
+ */
+function failingAfterFirstBatch(store: Store & RecordExports): Store {
+  const faulty = Object.create(store) as Store & RecordExports;
+  faulty.openRecordExport = async (query) => {
+    const opened = await store.openRecordExport(query);
+    const failing: RecordExport = {
+      rowCount: opened.rowCount,
+      dataVersion: opened.dataVersion,
+      async *batches() {
+        for await (const batch of opened.batches()) {
+          yield batch;
+          throw new Error("injected failure after the first batch");
+        }
+      },
+      close: () => opened.close(),
+    };
+    return failing;
+  };
+  return faulty;
+}
+
+const DAYS = 40;
+/** Days before the demo's range holding a bulk of rows (EUR, so no rate is needed): bodies far larger than socket buffers. */
+const BULK_DAYS = 200;
+const BULK_ROWS_PER_DAY = 400;
+const POOL_SIZE = 4;
+/** Longer than the PostgreSQL store's statement timeout (2 s) plus node-postgres's slack (5 s). */
+const STATEMENT_OUTLASTING_MS = 8000;
+const EXPORT_CONCURRENCY = 3;
+const HEADER =
+  "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
+const RECORDS = `query($c: ID!, $r: DateRangeInput!, $cur: Currency, $p: Int!) {
+  marketingRecords(clientId: $c, dateRange: $r, currency: $cur, pagination: {page: $p, pageSize: 5000},
+    sort: [{field: DATE_DAY, direction: ASC}]) { ${RECORD_FIELDS.join(" ")} }
+}`;
+
+type Row = Record<string, string | number>;
+
+interface Engine {
+  name: "duckdb" | "postgres";
+  open(): Promise<Store>;
+  /** Cuts the export's connection mid-stream, as a database failure would. */
+  failExports(): Promise<void>;
+  /** Connections of the store's pool that are still in a transaction (none once exports end). */
+  openTransactions(): Promise<number>;
+  cleanup(): Promise<void>;
+}
+
+function duckdbEngine(): Engine {
+  let dataDir = "";
+  return {
+    name: "duckdb",
+    async open() {
+      dataDir ||= await mkdtemp(join(tmpdir(), "mdq-export-"));
+      return openDuckDbStore(dataDir);
+    },
+    async failExports() {},
+    async openTransactions() {
+      return 0;
+    },
+    cleanup: () => rm(dataDir, { recursive: true, force: true }),
+  };
+}
+
+function postgresEngine(): Engine {
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  const sql = async (text: string) => {
+    const client = new pg.Client({ connectionString: database!.url });
+    await client.connect();
+    try {
+      return (await client.query(text)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    name: "postgres",
+    async open() {
+      if (!database) {
+        database = await createTestDatabase("export");
+        await migrateDatabase(database.url);
+      }
+      // A short statement timeout, so that a test outlasting node-postgres's client-side one
+      // (the timeout plus 5 s) shows that an export is exempt from both.
+      return openPostgresStore({ url: database.url, poolSize: POOL_SIZE, statementTimeoutMs: 2000 });
+    },
+    async failExports() {
+      await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%k0 ASC%'`);
+    },
+    async openTransactions() {
+      const rows = await sql(`SELECT count(*) AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`);
+      return Number(rows[0].n);
+    },
+    cleanup: async () => database?.drop(),
+  };
+}
+
+/** An HTTP GET whose body is read to its end, or to the connection's failure. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** Whether the body arrived whole (its final chunk came); false when the connection was cut. */
+  complete: boolean;
+}
+
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+  onFirstChunk?: () => Promise<void>,
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      let paused = false;
+      response.on("data", (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (onFirstChunk && !paused) {
+          paused = true;
+          response.pause();
+          onFirstChunk().then(
+            () => response.resume(),
+            (error) => reject(error),
+          );
+        }
+      });
+      const settle = () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: Buffer.concat(chunks),
+          complete: response.complete,
+        });
+      response.on("end", settle);
+      response.on("error", settle);
+      response.on("aborted", () => undefined);
+      response.on("close", settle);
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+for (const engine of [duckdbEngine(), postgresEngine()]) {
+  describe(`bulk export: ${engine.name}`, () => {
+    let store: Store;
+    let service: Service;
+    let config: ServiceConfig;
+    let credentials: DemoCredentials;
+    let adminToken: string;
+    let base: string;
+    let work: string;
+    let today: string;
+    const tokens = new Map<string, string>();
+
+    async function token(appClientId = "app-acme-analytics"): Promise<string> {
+      const cached = tokens.get(appClientId);
+      if (cached) return cached;
+      const app = credentials.apps.find((entry) => entry.appClientId === appClientId)!;
+      const response = await requestToken(service, app);
+      assert.equal(response.statusCode, 200, response.body);
+      tokens.set(appClientId, response.json().access_token as string);
+      return tokens.get(appClientId)!;
+    }
+
+    const first = () => addDays(today, -DAYS);
+    const last = () => addDays(today, -1);
+    const bulkFirst = () => addDays(first(), -BULK_DAYS);
+    const bulkLast = () => addDays(first(), -1);
+    const bulk = { from: "", to: "" };
+
+    function exportUrl(parameters: Record<string, string>): string {
+      const query = new URLSearchParams({ clientId: "brand-acme", from: first(), to: last(), ...parameters });
+      return `${base}/export/marketing-records?${query}`;
+    }
+
+    async function exportOf(
+      parameters: Record<string, string> = {},
+      headers: Record<string, string> = {},
+      appClientId?: string,
+    ): Promise<RawAnswer> {
+      return rawGet(exportUrl(parameters), {
+        authorization: `Bearer ${await token(appClientId)}`,
+        ...headers,
+      });
+    }
+
+    /** Every record of the range through GraphQL pages (ascending day sort), and the walk's dataVersion. */
+    async function walk(currency = "EUR"): Promise<{ rows: Row[]; lines: string[]; dataVersion: string }> {
+      const rows: Row[] = [];
+      const lines: string[] = [];
+      let dataVersion = "";
+      for (let page = 1; ; page += 1) {
+        const response = await fetch(`${base}/graphql`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${await token()}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            query: RECORDS,
+            variables: { c: "brand-acme", r: { from: first(), to: last() }, cur: currency, p: page },
+          }),
+        });
+        const text = await response.text();
+        const body = JSON.parse(text);
+        assert.equal(body.errors, undefined, text);
+        const info = body.extensions.pageInfo.marketingRecords;
+        dataVersion = info.dataVersion;
+        rows.push(...body.data.marketingRecords);
+        // GraphQL's own bytes of each record, to compare NDJSON lines with byte for byte.
+        const list = text.slice(text.indexOf("[") + 1, text.indexOf("]}"));
+        if (list.length > 0) lines.push(...list.split(/(?<=\}),(?=\{"recordId")/));
+        if (!info.hasNextPage) break;
+      }
+      return { rows, lines, dataVersion };
+    }
+
+    async function admin(url: string, body: unknown): Promise<void> {
+      const response = await service.adminApp.inject({
+        method: "POST",
+        url,
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        payload: JSON.stringify(body),
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    }
+
+    async function load(name: string, lines: string[]): Promise<void> {
+      const path = join(work, name);
+      await writeFile(path, `${HEADER}\n${lines.join("\n")}\n`);
+      await admin("/admin/loads", { brandId: "brand-acme", path });
+    }
+
+    before(async () => {
+      work = await mkdtemp(join(tmpdir(), "mdq-export-files-"));
+      const dataDir = await mkdtemp(join(tmpdir(), "mdq-export-dir-"));
+      config = loadConfig(
+        {},
+        {
+          region: "uk",
+          rateLimitMax: 1_000_000,
+          logLevel: "silent",
+          dataDir,
+          pageCacheMb: 0,
+          exportConcurrency: EXPORT_CONCURRENCY,
+          port: 0,
+        },
+      );
+      today = todayIn(config.timeZone);
+      adminToken = await ensureAdminToken(dataDir);
+      const seeding = await engine.open();
+      credentials = await seedDemoRegion(seeding, {
+        region: config.region,
+        authUrl: config.authUrl,
+        baseUrl: config.baseUrl,
+        today,
+        days: DAYS,
+        scale: 2,
+      });
+      await seeding.replaceRecords("brand-acme", bulkRecords(bulkFirst()), {
+        processingDate: today,
+        source: "bulk",
+      });
+      await seeding.close();
+      store = await engine.open();
+      service = await buildService(config, { store });
+      bulk.from = bulkFirst();
+      bulk.to = bulkLast();
+      base = (await service.app.listen({ host: "127.0.0.1", port: 0 })).replace("localhost", "127.0.0.1");
+    });
+    after(async () => {
+      await service.app.close();
+      await store.close();
+      await engine.cleanup();
+      await rm(work, { recursive: true, force: true });
+    });
+
+    it("writes NDJSON lines byte-identical to GraphQL's records, with the row count and data version", async () => {
+      const walked = await walk();
+      const answer = await exportOf();
+      assert.equal(answer.status, 200);
+      assert.equal(answer.complete, true);
+      assert.equal(answer.headers["content-type"], "application/x-ndjson");
+      assert.equal(answer.headers["mdq-data-version"], walked.dataVersion);
+      assert.equal(answer.headers["mdq-row-count"], String(walked.rows.length));
+      assert.ok(walked.rows.length > 1000, `only ${walked.rows.length} rows`);
+      const lines = answer.body.toString("utf8").split("\n");
+      assert.equal(lines.pop(), "");
+      assert.deepEqual(lines, walked.lines);
+    });
+
+    it("converts money exactly as marketingRecords does, in another currency", async () => {
+      const walked = await walk("JPY");
+      const answer = await exportOf({ currency: "JPY" });
+      const rows = answer.body
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      assert.deepEqual(rows, walked.rows);
+    });
+
+    it("writes CSV with a header, RFC 4180 quoting, CRLF and neutralised text cells", async () => {
+      const walked = await walk();
+      const answer = await exportOf({ format: "csv" });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers["content-type"], "text/csv; charset=utf-8; header=present");
+      const expected = stringify(
+        [
+          [...RECORD_FIELDS],
+          ...walked.rows.map((row) =>
+            RECORD_FIELDS.map((field) =>
+              typeof row[field] === "number" ? row[field] : neutraliseCsvCell(String(row[field])),
+            ),
+          ),
+        ],
+        { record_delimiter: "\r\n" },
+      );
+      assert.equal(answer.body.toString("utf8"), expected);
+      assert.ok(expected.startsWith(`${RECORD_FIELDS.join(",")}\r\n`));
+    });
+
+    it("writes Parquet with DATE and DECIMAL columns holding the walk's rows", async () => {
+      const walked = await walk("GBP");
+      const answer = await exportOf({ format: "parquet", currency: "GBP" });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers["content-type"], "application/vnd.apache.parquet");
+      const path = join(work, `export-${engine.name}.parquet`);
+      await writeFile(path, answer.body);
+      const duckdb = await (await DuckDBInstance.create(":memory:")).connect();
+      const types = (
+        await duckdb.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path}')`)
+      ).getRowObjectsJS();
+      const typeOf = Object.fromEntries(types.map((row) => [row["column_name"], row["column_type"]]));
+      assert.equal(typeOf["date"], "DATE");
+      assert.equal(typeOf["spend"], "DECIMAL(18,2)");
+      assert.equal(typeOf["revenue"], "DECIMAL(18,2)");
+      const rows = (
+        await duckdb.runAndReadAll(`SELECT recordId, strftime(date, '%Y-%m-%d') AS date, market, dataSource, channel,
+          campaignId, campaignName, CAST(impressions AS DOUBLE) AS impressions, CAST(clicks AS DOUBLE) AS clicks,
+          CAST(spend AS DOUBLE) AS spend, conversions, CAST(revenue AS DOUBLE) AS revenue, currency
+          FROM read_parquet('${path}')`)
+      ).getRowObjectsJS();
+      duckdb.closeSync();
+      assert.deepEqual(rows, walked.rows);
+    });
+
+    it("writes an Arrow IPC stream holding the walk's rows", async () => {
+      const walked = await walk();
+      const answer = await exportOf({ format: "arrow" });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers["content-type"], "application/vnd.apache.arrow.stream");
+      const table = tableFromIPC(answer.body);
+      assert.equal(table.numRows, walked.rows.length);
+      const rows = table.toArray().map((row) => {
+        const plain = row.toJSON() as Record<string, unknown>;
+        return Object.fromEntries(
+          RECORD_FIELDS.map((field) => {
+            const value = plain[field];
+            if (field === "date") return [field, new Date(value as number).toISOString().slice(0, 10)];
+            return [field, typeof value === "bigint" ? Number(value) : value];
+          }),
+        );
+      });
+      assert.deepEqual(rows, walked.rows);
+    });
+
+    it("compresses the text formats with gzip when asked", async () => {
+      const plain = await exportOf({ format: "csv" });
+      const packed = await exportOf({ format: "csv" }, { "accept-encoding": "gzip" });
+      assert.equal(packed.headers["content-encoding"], "gzip");
+      assert.equal(packed.headers["mdq-row-count"], plain.headers["mdq-row-count"]);
+      assert.deepEqual(gunzipSync(packed.body), plain.body);
+      const parquet = await exportOf({ format: "parquet" }, { "accept-encoding": "gzip" });
+      assert.equal(parquet.headers["content-encoding"], undefined);
+    });
+
+    it("resumes after a row with the same data version to an identical body", async () => {
+      const whole = await exportOf();
+      const lines = whole.body.toString("utf8").trimEnd().split("\n");
+      const version = String(whole.headers["mdq-data-version"]);
+      for (const cut of [0, 1, Math.floor(lines.length / 2), lines.length - 2, lines.length - 1]) {
+        const row = JSON.parse(lines[cut]!);
+        const rest = await exportOf({ after: `${row.date},${row.recordId}`, dataVersion: version });
+        assert.equal(rest.status, 200);
+        assert.equal(rest.headers["mdq-row-count"], String(lines.length - cut - 1));
+        assert.equal(rest.headers["mdq-data-version"], version);
+        const joined = [
+          ...lines.slice(0, cut + 1),
+          ...(rest.body.length > 0 ? rest.body.toString("utf8").trimEnd().split("\n") : []),
+        ];
+        assert.deepEqual(joined, lines, `cut after line ${cut}`);
+      }
+      const csv = await exportOf({ format: "csv" });
+      const csvLines = csv.body.toString("utf8").split("\r\n");
+      const middle = JSON.parse(lines[100]!);
+      const restCsv = await exportOf({
+        format: "csv",
+        after: `${middle.date},${middle.recordId}`,
+        dataVersion: version,
+      });
+      const restLines = restCsv.body.toString("utf8").split("\r\n");
+      // The resumed body has its own header line; the rows after it continue the first body's.
+      assert.equal(restLines[0], csvLines[0]);
+      assert.deepEqual([...csvLines.slice(0, 102), ...restLines.slice(1)], csvLines);
+    });
+
+    it("refuses to resume a data version that is gone: 409 DATA_VERSION_GONE", async () => {
+      const before = await exportOf({ format: "csv" });
+      const version = String(before.headers["mdq-data-version"]);
+      await load("restated.csv", [
+        `restated-1,${last()},GB,google_ads,search,c-r,Restated,10,1,10000,0,0,GBP`,
+      ]);
+      const answer = await exportOf({ after: `${first()},x`, dataVersion: version });
+      assert.equal(answer.status, 409);
+      const body = JSON.parse(answer.body.toString("utf8"));
+      assert.equal(body.errors[0].extensions.code, "DATA_VERSION_GONE");
+      assert.match(body.errors[0].message, /start the export again/);
+      const fresh = await exportOf();
+      assert.notEqual(fresh.headers["mdq-data-version"], version);
+    });
+
+    it("streams one snapshot even when a load lands while it streams", async () => {
+      const range = { from: bulk.from, to: bulk.to };
+      const reference = await exportOf(range);
+      assert.ok(reference.body.length > 16 * 1024 * 1024, `${reference.body.length} bytes`);
+      const answer = await rawGet(
+        exportUrl(range),
+        { authorization: `Bearer ${await token()}` },
+        async () => {
+          // A slow client: longer than any statement or query timeout of the store.
+          await new Promise((resolve) => setTimeout(resolve, STATEMENT_OUTLASTING_MS));
+          // Replace the range's last day (the body's end, not yet read) while the response streams.
+          await load("during.csv", [
+            `during-1,${bulk.to},GB,google_ads,search,c-d,During,10,1,10000,0,0,EUR`,
+          ]);
+        },
+      );
+      assert.equal(answer.status, 200);
+      assert.equal(answer.complete, true);
+      assert.equal(answer.headers["mdq-data-version"], reference.headers["mdq-data-version"]);
+      assert.ok(answer.body.equals(reference.body));
+      const later = await exportOf(range);
+      assert.notEqual(later.headers["mdq-data-version"], reference.headers["mdq-data-version"]);
+      assert.match(later.body.subarray(-4096).toString("utf8"), /"recordId":"during-1"/);
+    });
+
+    it("answers every refusal before the first byte with its code and status", async () => {
+      const cases: [Record<string, string>, number, string, string?][] = [
+        [{ clientId: "brand-globex" }, 403, "FORBIDDEN"],
+        [{ markets: "US,ZZ" }, 403, "FORBIDDEN"],
+        [{ from: addDays(last(), -366) }, 400, "DATE_RANGE_TOO_LONG"],
+        [{ from: last(), to: first() }, 400, "INVALID_DATE_RANGE"],
+        [{ from: "2026-02-30" }, 400, "BAD_USER_INPUT"],
+        [{ format: "xlsx" }, 400, "BAD_USER_INPUT"],
+        [{ currency: "XXX" }, 400, "BAD_USER_INPUT"],
+        [{ colour: "red" }, 400, "BAD_USER_INPUT"],
+        [{ channels: "" }, 400, "BAD_USER_INPUT"],
+        [{ after: `${first()},r-1` }, 400, "BAD_USER_INPUT"],
+        [{ after: "yesterday", dataVersion: "uk.1" }, 400, "BAD_USER_INPUT"],
+        [{ dataVersion: "us.3" }, 400, "INVALID_DATA_VERSION"],
+      ];
+      for (const [parameters, status, code] of cases) {
+        const answer = await exportOf(parameters);
+        assert.equal(answer.status, status, JSON.stringify(parameters));
+        const body = JSON.parse(answer.body.toString("utf8"));
+        assert.equal(body.errors[0].extensions.code, code, JSON.stringify(parameters));
+        assert.equal(typeof body.errors[0].message, "string");
+      }
+      const anonymous = await rawGet(exportUrl({}), {});
+      assert.equal(anonymous.status, 401);
+      assert.equal(JSON.parse(anonymous.body.toString("utf8")).errors[0].extensions.code, "UNAUTHENTICATED");
+      assert.equal(anonymous.headers["www-authenticate"], "Bearer");
+      const bad = await rawGet(exportUrl({}), { authorization: "Bearer nope" });
+      assert.equal(bad.status, 401);
+      const post = await fetch(exportUrl({}), { method: "POST" });
+      assert.equal(post.status, 405);
+      assert.equal(post.headers.get("allow"), "GET");
+    });
+
+    it("refuses a conversion lacking a rate with UNSUPPORTED_CURRENCY, as GraphQL does", async () => {
+      // A day before the demo's first FX rate, in a source currency other than the target.
+      const early = addDays(first(), -400);
+      await load("early.csv", [`early-1,${early},GB,google_ads,search,c-e,Early,10,1,10000,0,0,GBP`]);
+      const answer = await exportOf({ from: early, to: addDays(early, 1) });
+      assert.equal(answer.status, 400);
+      const body = JSON.parse(answer.body.toString("utf8"));
+      assert.equal(body.errors[0].extensions.code, "UNSUPPORTED_CURRENCY");
+      const graphql = await fetch(`${base}/graphql`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${await token()}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          query: RECORDS,
+          variables: { c: "brand-acme", r: { from: early, to: addDays(early, 1) }, cur: "EUR", p: 1 },
+        }),
+      });
+      const answered = (await graphql.json()) as {
+        errors: { message: string; extensions: { code: string } }[];
+      };
+      assert.equal(answered.errors[0]!.extensions.code, "UNSUPPORTED_CURRENCY");
+      assert.equal(body.errors[0].message, answered.errors[0]!.message);
+    });
+
+    it("runs at most N exports at once: one more is refused 429 with Retry-After", async () => {
+      const range = { from: bulk.from, to: bulk.to };
+      // Hold N exports open by not reading them (paused on their first chunk).
+      const gates: (() => void)[] = [];
+      const open = Array.from({ length: EXPORT_CONCURRENCY }, async () =>
+        rawGet(
+          exportUrl(range),
+          { authorization: `Bearer ${await token()}` },
+          () => new Promise<void>((resolve) => gates.push(resolve)),
+        ),
+      );
+      while (gates.length < EXPORT_CONCURRENCY) await new Promise((resolve) => setTimeout(resolve, 20));
+      const refused = await exportOf();
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers["retry-after"], "5");
+      assert.equal(JSON.parse(refused.body.toString("utf8")).errors[0].extensions.code, "RATE_LIMITED");
+      // GraphQL still answers while every export slot is taken.
+      assert.ok((await walk()).rows.length > 0);
+      for (const gate of gates) gate();
+      for (const answer of await Promise.all(open)) assert.equal(answer.complete, true);
+      assert.equal((await exportOf()).status, 200);
+    });
+
+    it("cuts the connection without the final chunk when the store fails mid-stream", async () => {
+      const range = { from: bulk.from, to: bulk.to };
+      let url = exportUrl(range);
+      let fail = () => engine.failExports();
+      let faulty: Service | undefined;
+      if (engine.name === "duckdb") {
+        faulty = await buildService(config, {
+          store: failingAfterFirstBatch(store as Store & RecordExports),
+        });
+        const faultyBase = (await faulty.app.listen({ host: "127.0.0.1", port: 0 })).replace(
+          "localhost",
+          "127.0.0.1",
+        );
+        url = url.replace(base, faultyBase);
+        fail = async () => {};
+      }
+      try {
+        const answer = await rawGet(url, { authorization: `Bearer ${await token()}` }, fail);
+        assert.equal(answer.status, 200);
+        assert.equal(answer.complete, false);
+        const rows = Number(answer.headers["mdq-row-count"]);
+        assert.ok(answer.body.toString("utf8").split("\n").length - 1 < rows);
+        // fetch, as a browser or the SDK reads it, fails too.
+        const outcome = await fetch(url, { headers: { authorization: `Bearer ${await token()}` } })
+          .then(async (response) => {
+            const reader = response.body!.getReader();
+            await reader.read();
+            await fail();
+            for (;;) if ((await reader.read()).done) return "whole";
+          })
+          .catch(() => "failed");
+        assert.equal(outcome, "failed");
+      } finally {
+        await faulty?.app.close();
+      }
+      assert.equal((await exportOf()).status, 200);
+    });
+
+    it("leaves the pool whole after 100 aborted exports", async () => {
+      const range = { from: bulk.from, to: bulk.to };
+      for (let round = 0; round < Math.ceil(100 / EXPORT_CONCURRENCY); round += 1) {
+        await Promise.all(
+          Array.from({ length: EXPORT_CONCURRENCY }, async () => {
+            const controller = new AbortController();
+            let response: Response;
+            // A slot comes back once the server has seen the previous round's abort.
+            for (;;) {
+              response = await fetch(exportUrl(range), {
+                headers: { authorization: `Bearer ${await token()}` },
+                signal: controller.signal,
+              });
+              if (response.status !== 429) break;
+              await response.arrayBuffer();
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+            assert.equal(response.status, 200);
+            const reader = response.body!.getReader();
+            await reader.read();
+            controller.abort();
+            await reader.read().catch(() => undefined);
+          }),
+        );
+      }
+      // Every slot and connection comes back: N whole exports at once, and GraphQL beside them.
+      let answers: RawAnswer[] = [];
+      for (let attempt = 0; attempt < 50; attempt += 1) {
+        answers = await Promise.all(Array.from({ length: EXPORT_CONCURRENCY }, () => exportOf()));
+        if (answers.every((answer) => answer.status === 200)) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      for (const answer of answers) {
+        assert.equal(answer.status, 200);
+        assert.equal(answer.complete, true);
+      }
+      const walked = await walk();
+      assert.equal(String(walked.rows.length), answers[0]!.headers["mdq-row-count"]);
+      assert.equal(await engine.openTransactions(), 0);
+    });
+  });
+}
