@@ -201,6 +201,14 @@ function rawGet(
   });
 }
 
+// Known issue (issue 18's closing note): after the PostgreSQL export tests this file's process has
+// no JavaScript handle left open yet does not exit (a native reference; cause not found yet). So
+// that the suite can never hang on it, the file ends itself a few seconds after its last hook; its
+// results are already reported by then, and a failure still fails the run.
+after(() => {
+  setTimeout(() => process.exit(), 5000).unref();
+});
+
 for (const engine of [duckdbEngine(), postgresEngine()]) {
   describe(`bulk export: ${engine.name}`, () => {
     let store: Store;
