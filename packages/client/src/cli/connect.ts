@@ -9,8 +9,8 @@ import type { MdqClientEvent } from "../types.js";
 
 /** The variables that tune how much of an answer (and of a run) the CLI accepts (docs/daily-sync.md). */
 export const LIMIT_ENV = {
-  maxBodyBytes: "MDQ_MAX_BODY_BYTES",
-  maxRequestsPerDay: "MDQ_MAX_REQUESTS_PER_DAY",
+  maxBodyBytes: "MDQ_CLIENT_MAX_ANSWER_BYTES",
+  maxRequestsPerDay: "MDQ_CLIENT_MAX_REQUESTS_PER_DAY",
 } as const;
 
 /** The limits set in `env`, each a positive whole number; INVALID_CONFIG (exit 2) otherwise. */

@@ -92,8 +92,8 @@ Exit codes:
   6  rate limited, unavailable or unreachable after every retry: run again later
   7  invalid query: the service refused the query (DATE_RANGE_TOO_LONG, UNSUPPORTED_CURRENCY, ...)
   8  server answer invalid: an answer failed validation (wrong types, dates outside the range,
-     counts that do not add up, a body over MDQ_MAX_BODY_BYTES, more requests than the range
-     needs); nothing was written
+     counts that do not add up, an answer over MDQ_CLIENT_MAX_ANSWER_BYTES, more requests than
+     the range needs); nothing was written
   9  mirror refused: --dir is not empty and not a mirror (--force), or the service listed no
      days for a mirror that holds rows (--allow-empty)
   130/143  interrupted by SIGINT/SIGTERM: run the same sync again to resume
