@@ -61,10 +61,11 @@ describe("the query planner", () => {
   it("writes placeholders in the dialect it is given: `?` for DuckDB, `$n` for PostgreSQL", () => {
     const duck = planDataVersion(SCOPE, DUCKDB_DIALECT);
     const postgres = planDataVersion(SCOPE, POSTGRES_DIALECT);
-    assert.equal((duck.sql.match(/\?/g) ?? []).length, 4);
+    assert.equal((duck.sql.match(/\?/g) ?? []).length, 5);
     assert.ok(!duck.sql.includes("$1"));
-    assert.ok(postgres.sql.includes("$1") && postgres.sql.includes("$4") && !postgres.sql.includes("?"));
-    assert.deepEqual(duck.params, [SCOPE.brandId, SCOPE.from, SCOPE.to, SCOPE.to]);
+    assert.ok(postgres.sql.includes("$1") && postgres.sql.includes("$5") && !postgres.sql.includes("?"));
+    // The brand is bound twice: its days, and its own FX stamps (per-brand versions).
+    assert.deepEqual(duck.params, [SCOPE.brandId, SCOPE.from, SCOPE.to, SCOPE.brandId, SCOPE.to]);
     assert.deepEqual(postgres.params, duck.params);
   });
 
