@@ -28,15 +28,13 @@ import type { SqlDialect } from "../sql-dialect.js";
 /** A layout the engines write one text value per row for. */
 export type LineFormat = "ndjson" | "csv";
 
-const TEXT_FIELDS: ReadonlySet<RecordField> = new Set([
-  "recordId",
-  "date",
-  "market",
-  "dataSource",
-  "channel",
-  "campaignId",
-  "campaignName",
-  "currency",
+/** The record fields that are numbers (the others are text). */
+export const NUMBER_FIELDS: ReadonlySet<RecordField> = new Set([
+  "impressions",
+  "clicks",
+  "spend",
+  "conversions",
+  "revenue",
 ]);
 const COUNT_FIELDS: ReadonlySet<RecordField> = new Set(["impressions", "clicks"]);
 
@@ -98,7 +96,7 @@ function csvCell(column: string): string {
 function fieldText(field: RecordField, format: LineFormat, dialect: SqlDialect): string {
   const column = `e."${field}"`;
   if (COUNT_FIELDS.has(field)) return `CAST(${column} AS VARCHAR)`;
-  if (!TEXT_FIELDS.has(field)) return jsNumberText(column, dialect);
+  if (NUMBER_FIELDS.has(field)) return jsNumberText(column, dialect);
   return format === "csv" ? csvCell(column) : jsonString(column, dialect);
 }
 

@@ -24,7 +24,7 @@ import {
 } from "../query-planner.js";
 import type { RecordsQuery, RowScope } from "../query-request.js";
 import type { DayCount } from "../walk-memory.js";
-import { type LineFormat, planExportLines, planExportParquet } from "./export-sql.js";
+import { type LineFormat, NUMBER_FIELDS, planExportLines, planExportParquet } from "./export-sql.js";
 
 /** A validated export request: the rows of `scope` in `currency`, after `after` when resuming. */
 export interface ExportQuery {
@@ -278,12 +278,3 @@ class SnapshotExport implements RecordExport {
     }
   }
 }
-
-/** The record fields that are numbers (the others are text). */
-const NUMBER_FIELDS: ReadonlySet<RecordField> = new Set([
-  "impressions",
-  "clicks",
-  "spend",
-  "conversions",
-  "revenue",
-]);
