@@ -147,7 +147,8 @@ try {
   console.log(
     `\nmdq-client sync through the export: ${(cliWalk.seconds / cli.seconds).toFixed(2)}× the page walk's rows/s`,
   );
-  if ([sdk1, sdk2, cli, cliWalk].some((result) => result.rows !== bare.rows)) console.log("\nrow counts differ!");
+  if ([sdk1, sdk2, cli, cliWalk].some((result) => result.rows !== bare.rows))
+    console.log("\nrow counts differ!");
   if (cli.text !== cliWalk.text) console.log("\nthe export's file differs from the page walk's!");
 } finally {
   serve.kill("SIGTERM");
