@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { DEFAULT_DUCKDB_THREADS, loadConfig } from "../src/config.js";
-import { type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { type DuckDbStore, LOAD_MEMORY_MB, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { openStore } from "../src/store/open-store.js";
 import { loadsParquet } from "../src/store/store.js";
 
@@ -104,5 +104,67 @@ describe("the DuckDB store's threads (MDQ_DUCKDB_THREADS)", () => {
   it("refuses a value that is not a whole number, naming the variable", () => {
     assert.throws(() => loadConfig({ MDQ_DUCKDB_THREADS: "many" }), /MDQ_DUCKDB_THREADS/);
     assert.throws(() => loadConfig({ MDQ_DUCKDB_THREADS: "-1" }), /MDQ_DUCKDB_THREADS/);
+  });
+});
+
+describe("the DuckDB store's settings during a load (issue 19)", () => {
+  let work: string;
+  let store: DuckDbStore;
+  const SETTINGS = `SELECT current_setting('threads')::VARCHAR AS threads,
+    CAST(round(CAST(regexp_extract(current_setting('memory_limit'), '[0-9.]+') AS DOUBLE)) AS INTEGER)::VARCHAR AS mib,
+    current_setting('preserve_insertion_order')::VARCHAR AS ordered`;
+  /** MB as DuckDB shows a memory limit: whole MiB. */
+  const mib = (mb: number) => String(Math.round((mb * 1e6) / 2 ** 20));
+  /** DuckDB's global settings as reads see them. */
+  const settings = async () => {
+    const reads = store as unknown as { rows(sql: string): Promise<Record<string, unknown>[]> };
+    return (await reads.rows(SETTINGS))[0];
+  };
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), "mdq-duckdb-settings-"));
+    store = await openDuckDbStore(join(work, "data"), { threads: 1, memoryMb: 192 });
+  });
+  after(async () => {
+    await store.close();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it("gives the served threads and memory limit back after a load, and after a failed one", async () => {
+    const served = await settings();
+    assert.deepEqual(served, { threads: "1", mib: mib(192), ordered: "true" });
+    const path = join(work, "records.parquet");
+    await writeRecordsParquet(path);
+    await store.replaceRecordsFromParquet("brand-s", path, { processingDate: "2021-03-02", source: "s" });
+    assert.deepEqual(await settings(), served);
+    await assert.rejects(
+      store.replaceRecordsFromParquet("brand-s", join(work, "absent.parquet"), {
+        processingDate: "2021-03-03",
+        source: "absent",
+      }),
+    );
+    assert.deepEqual(await settings(), served);
+  });
+
+  it("runs a load's statements on every core under LOAD_MEMORY_MB, without keeping insertion order", async () => {
+    const seen: unknown[] = [];
+    await store.replaceRecordsStaged(
+      "brand-s",
+      async (connection, staging) => {
+        seen.push((await connection.runAndReadAll(SETTINGS)).getRowObjectsJS()[0]);
+        await connection.run(
+          `CREATE TEMP TABLE ${staging} AS SELECT * EXCLUDE (brand_id) FROM records WHERE brand_id = 'brand-s'`,
+        );
+        return 1;
+      },
+      { processingDate: "2021-03-04", source: "s" },
+    );
+    assert.deepEqual(seen, [
+      {
+        threads: String(availableParallelism()),
+        mib: mib(LOAD_MEMORY_MB),
+        ordered: "false",
+      },
+    ]);
   });
 });

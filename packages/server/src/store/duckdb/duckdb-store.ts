@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import {
   type DuckDBConnection,
@@ -49,6 +50,17 @@ export const DUCKDB_FILE = "mdq.duckdb";
 const READ_CONNECTIONS = 4;
 const APPEND_FLUSH_ROWS = 100_000;
 
+/**
+ * DuckDB's memory limit while a load runs, in MB (or the store's own limit when lower). A load's
+ * statements spill past it; what the process holds beyond DuckDB's buffers (Node, the allocator's
+ * free lists, the readers' per-thread state) grows with threads and rows, so at the store's
+ * default 192 MB a 1 M-row load already peaked at 515–573 MB of RSS (issue 19, bench/load.mjs).
+ */
+export const LOAD_MEMORY_MB = 128;
+
+/** DuckDB's settings, as SET takes them; global to the database, never per connection. */
+type Settings = Record<"threads" | "memory_limit" | "preserve_insertion_order", string>;
+
 type Row = Record<string, unknown>;
 
 /** How an embedded store is opened. */
@@ -81,7 +93,18 @@ export async function openDuckDbStore(
   const writer = await instance.connect();
   for (const statement of DUCKDB_SCHEMA) await writer.run(statement);
   const readers = await ConnectionPool.open(instance, READ_CONNECTIONS);
-  return new DuckDbStore(instance, writer, readers);
+  const [served] = (
+    await writer.runAndReadAll(
+      `SELECT current_setting('threads')::VARCHAR AS threads, current_setting('memory_limit') AS memory_limit,
+        current_setting('preserve_insertion_order')::VARCHAR AS preserve_insertion_order`,
+    )
+  ).getRowObjectsJS() as Settings[];
+  const loading: Settings = {
+    threads: String(availableParallelism()),
+    memory_limit: `${memoryMb > 0 ? Math.min(memoryMb, LOAD_MEMORY_MB) : LOAD_MEMORY_MB}MB`,
+    preserve_insertion_order: "false",
+  };
+  return new DuckDbStore(instance, writer, readers, { served: served!, loading });
 }
 
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
@@ -100,6 +123,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     private readonly readers: ConnectionPool,
+    private readonly settings: { served: Settings; loading: Settings },
   ) {
     super();
   }
@@ -137,16 +161,23 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
 
   private async transaction<Result>(
     work: (connection: DuckDBConnection) => Promise<Result>,
+    settings?: Settings,
   ): Promise<Result> {
     return this.write(async (connection) => {
-      await connection.run("BEGIN TRANSACTION");
+      // Settings are global and outside transactions: set before BEGIN, restored after the end.
+      if (settings) await applySettings(connection, settings);
       try {
-        const result = await work(connection);
-        await connection.run("COMMIT");
-        return result;
-      } catch (error) {
-        await connection.run("ROLLBACK");
-        throw error;
+        await connection.run("BEGIN TRANSACTION");
+        try {
+          const result = await work(connection);
+          await connection.run("COMMIT");
+          return result;
+        } catch (error) {
+          await connection.run("ROLLBACK");
+          throw error;
+        }
+      } finally {
+        if (settings) await applySettings(connection, this.settings.served);
       }
     });
   }
@@ -391,7 +422,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
       });
       await connection.run(`DROP TABLE ${staging}`);
       return summary;
-    });
+    }, this.settings.loading);
   }
 
   async hasLoad(brandId: string, processingDate: string): Promise<boolean> {
@@ -425,6 +456,22 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     this.readers.close();
     this.writer.closeSync();
     this.instance.closeSync();
+  }
+}
+
+/**
+ * Sets DuckDB's global settings for what runs next: a load's (every core, `LOAD_MEMORY_MB`, no
+ * insertion order to keep: a load sorts its rows itself) or the served ones back. Reads running
+ * meanwhile share them. A memory limit DuckDB cannot lower at once (readers pin more than it) is
+ * left as it was: the load runs under the served limit rather than fail.
+ */
+async function applySettings(connection: DuckDBConnection, settings: Settings): Promise<void> {
+  await connection.run(`SET threads = ${Number(settings.threads)}`);
+  await connection.run(`SET preserve_insertion_order = ${settings.preserve_insertion_order === "true"}`);
+  try {
+    await connection.run(`SET memory_limit = '${settings.memory_limit.replace(/[^0-9A-Za-z. ]/g, "")}'`);
+  } catch {
+    // DuckDB could not evict enough right now; the limit stays as it was.
   }
 }
 
