@@ -321,39 +321,47 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
     origin: LoadOrigin = defaultOrigin(),
   ): Promise<LoadSummary> {
-    return this.replaceStaged(brandId, origin, { sorted: false }, async (connection, staging) => {
-      await connection.run(
-        `CREATE TEMP TABLE ${staging} AS SELECT ${STAGING_COLUMNS.join(", ")} FROM records LIMIT 0`,
-      );
-      const appender = await connection.createAppender(staging, null, "temp");
-      const dates = new Map<string, ReturnType<typeof dateValue>>();
-      let count = 0;
-      for await (const record of records) {
-        let date = dates.get(record.date);
-        if (!date) {
-          date = dateValue(toEpochDay(record.date));
-          dates.set(record.date, date);
+    // Rows appended from JavaScript (`mdq demo`, the API) keep the served settings: under the
+    // load's 128 MB the demo's 8.5 M-row brands ran out of memory (`mdq demo --scale 600`).
+    const served = this.settings.served;
+    return this.replaceStaged(
+      brandId,
+      origin,
+      { sorted: false, settings: served },
+      async (connection, staging) => {
+        await connection.run(
+          `CREATE TEMP TABLE ${staging} AS SELECT ${STAGING_COLUMNS.join(", ")} FROM records LIMIT 0`,
+        );
+        const appender = await connection.createAppender(staging, null, "temp");
+        const dates = new Map<string, ReturnType<typeof dateValue>>();
+        let count = 0;
+        for await (const record of records) {
+          let date = dates.get(record.date);
+          if (!date) {
+            date = dateValue(toEpochDay(record.date));
+            dates.set(record.date, date);
+          }
+          appender.appendVarchar(record.recordId);
+          appender.appendDate(date);
+          appender.appendVarchar(record.market);
+          appender.appendVarchar(record.dataSource);
+          appender.appendVarchar(record.channel);
+          appender.appendVarchar(record.campaignId);
+          appender.appendVarchar(record.campaignName);
+          appender.appendBigInt(BigInt(record.impressions));
+          appender.appendBigInt(BigInt(record.clicks));
+          appender.appendBigInt(record.spendE4);
+          appender.appendBigInt(record.conversionsE4);
+          appender.appendBigInt(record.revenueE4);
+          appender.appendVarchar(record.currency);
+          appender.endRow();
+          count += 1;
+          if (count % APPEND_FLUSH_ROWS === 0) appender.flushSync();
         }
-        appender.appendVarchar(record.recordId);
-        appender.appendDate(date);
-        appender.appendVarchar(record.market);
-        appender.appendVarchar(record.dataSource);
-        appender.appendVarchar(record.channel);
-        appender.appendVarchar(record.campaignId);
-        appender.appendVarchar(record.campaignName);
-        appender.appendBigInt(BigInt(record.impressions));
-        appender.appendBigInt(BigInt(record.clicks));
-        appender.appendBigInt(record.spendE4);
-        appender.appendBigInt(record.conversionsE4);
-        appender.appendBigInt(record.revenueE4);
-        appender.appendVarchar(record.currency);
-        appender.endRow();
-        count += 1;
-        if (count % APPEND_FLUSH_ROWS === 0) appender.flushSync();
-      }
-      appender.closeSync();
-      return count;
-    });
+        appender.closeSync();
+        return count;
+      },
+    );
   }
 
   /**
@@ -406,7 +414,11 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   private replaceStaged(
     brandId: string,
     origin: LoadOrigin,
-    { sorted, onReplacing }: Omit<StoredRecordsFile, "path">,
+    {
+      sorted,
+      onReplacing,
+      settings = this.settings.loading,
+    }: Omit<StoredRecordsFile, "path"> & { settings?: Settings },
     stage: (connection: DuckDBConnection, staging: string) => Promise<number>,
   ): Promise<LoadSummary> {
     return this.transaction(async (connection) => {
@@ -422,7 +434,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
       });
       await connection.run(`DROP TABLE ${staging}`);
       return summary;
-    }, this.settings.loading);
+    }, settings);
   }
 
   async hasLoad(brandId: string, processingDate: string): Promise<boolean> {
