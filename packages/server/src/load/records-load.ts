@@ -35,9 +35,6 @@ export async function loadRecordsFile(
     return await handOver(store, brandId, origin, onReplacing, async (target) => {
       const scratch = await openScratch();
       try {
-        // The rows are sorted when written out: DuckDB need not keep the file's order while it
-        // stages them (1 M CSV rows staged and checked in 24–28 s against 30–39 s, issue 19).
-        await scratch.connection.run("SET preserve_insertion_order = false");
         await stageRecords(scratch.connection, "staged_records", request, progress);
         progress.phase("writing");
         await copyStoredRows(

@@ -59,7 +59,7 @@ const APPEND_FLUSH_ROWS = 100_000;
 export const LOAD_MEMORY_MB = 128;
 
 /** DuckDB's settings, as SET takes them; global to the database, never per connection. */
-type Settings = Record<"threads" | "memory_limit" | "preserve_insertion_order", string>;
+type Settings = Record<"threads" | "memory_limit", string>;
 
 type Row = Record<string, unknown>;
 
@@ -95,14 +95,12 @@ export async function openDuckDbStore(
   const readers = await ConnectionPool.open(instance, READ_CONNECTIONS);
   const [served] = (
     await writer.runAndReadAll(
-      `SELECT current_setting('threads')::VARCHAR AS threads, current_setting('memory_limit') AS memory_limit,
-        current_setting('preserve_insertion_order')::VARCHAR AS preserve_insertion_order`,
+      "SELECT current_setting('threads')::VARCHAR AS threads, current_setting('memory_limit') AS memory_limit",
     )
   ).getRowObjectsJS() as Settings[];
   const loading: Settings = {
     threads: String(availableParallelism()),
     memory_limit: `${memoryMb > 0 ? Math.min(memoryMb, LOAD_MEMORY_MB) : LOAD_MEMORY_MB}MB`,
-    preserve_insertion_order: "false",
   };
   return new DuckDbStore(instance, writer, readers, { served: served!, loading });
 }
@@ -472,14 +470,14 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
 }
 
 /**
- * Sets DuckDB's global settings for what runs next: a load's (every core, `LOAD_MEMORY_MB`, no
- * insertion order to keep: a load sorts its rows itself) or the served ones back. Reads running
+ * Sets DuckDB's global settings for what runs next: a load's (every core, `LOAD_MEMORY_MB`; the
+ * insertion order stays kept: without it, reading NDJSON on two threads ran out of 128 MB) or the
+ * served ones back. Reads running
  * meanwhile share them. A memory limit DuckDB cannot lower at once (readers pin more than it) is
  * left as it was: the load runs under the served limit rather than fail.
  */
 async function applySettings(connection: DuckDBConnection, settings: Settings): Promise<void> {
   await connection.run(`SET threads = ${Number(settings.threads)}`);
-  await connection.run(`SET preserve_insertion_order = ${settings.preserve_insertion_order === "true"}`);
   try {
     await connection.run(`SET memory_limit = '${settings.memory_limit.replace(/[^0-9A-Za-z. ]/g, "")}'`);
   } catch {
