@@ -4,26 +4,26 @@
  * Each engine supplies only how to run a planned statement on its snapshot (`SnapshotReader`).
  */
 import type { CurrencyCode } from "../currencies.js";
-import { type TextPage, textPages } from "./page-text.js";
 import {
+  PACKED_ESCAPE,
+  PACKED_VALUE_SEPARATOR,
   type PlannedAggregatePage,
   type PlannedCount,
-  type PlannedRecordsPage,
+  type PlannedPackedPage,
   type PlannedSql,
   planAggregateCount,
   planAggregateMissingRate,
   planAggregatePage,
   planDataVersion,
   planFxRates,
+  planPackedRecordsPage,
   planRecordsDayCurrencies,
-  planRecordsPage,
-  planRecordsText,
   recordsNeedRates,
 } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import { type DayRates, FxHistory, MoneyConverter } from "./record-money.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import { MissingFxRateError, type PageResult } from "./store.js";
+import { MissingFxRateError, type PageResult, type RecordsPage, type RecordValue } from "./store.js";
 import {
   type DayCount,
   type PageBoundary,
@@ -76,35 +76,138 @@ interface AggregateRows {
 }
 
 /**
- * A `marketingRecords` page, its total and data version; MissingFxRateError when a rate lacks.
+ * A `marketingRecords` page in columns with its total and data version, then up to `pages - 1`
+ * pages after it read by the same statement (read-ahead); MissingFxRateError when a rate lacks.
  * Every sort and filter reads through the same steps:
  * 1. the query's facts (`walkFacts`: count, rows per day, missing-rate verdict), read once per
  *    query and data generation and kept in `walks`, from the record rollup unless campaigns are
  *    filtered;
- * 2. the page (`readPageRows`): for the day sort from the previous page's boundary when a walk
- *    served it (keyset), else at its offset;
- * 3. its stored money converted (`convertedRows`, record-money.ts: the one conversion of output
- *    money), with the FX history read once per generation;
+ * 2. the rows (`planPackedRecordsPage`, one statement): from the previous page's boundary when a
+ *    walk served it (keyset), else at its offset; sorted by the day alone, over the days they span;
+ * 3. the columns (`recordColumns`), stored money converted by record-money.ts (the one conversion
+ *    of output money), with the FX history read once per generation;
  * 4. the data version, once per query and generation.
  */
-export async function readRecordsPage(
+export async function readRecordsPages(
   reader: SnapshotReader,
   query: RecordsQuery,
   walks: WalkMemory,
-): Promise<PageResult<Row>> {
+  pages = 1,
+): Promise<RecordsPage[]> {
   const generation = await reader.generation();
   const walk = generation === null ? null : walks.walkOf(generation, query);
   const rates = walkRates(reader, walks, generation);
   const facts = await walkFacts(reader, query, walk, rates);
   if (facts.count.missingRate !== null) throw missingRateError(facts.count.missingRate);
-  const page = await readPageRows(reader, query, walk, facts.days);
   const dataVersion = walk?.dataVersion ?? (await readDataVersion(reader, query));
   if (walk) walk.dataVersion = dataVersion;
-  return {
-    rows: withCurrency(await convertedRows(page, query, rates), query.currency),
-    totalCount: facts.count.total,
+  const totalCount = facts.count.total;
+  const { page, pageSize } = query.page;
+  const left = totalCount - (page - 1) * pageSize;
+  const empty: RecordsPage = {
+    fields: query.fields,
+    rowCount: 0,
+    columns: query.fields.map(() => []),
+    totalCount,
     dataVersion,
   };
+  if (left <= 0) return [empty];
+  const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
+  const after = walk?.boundaries.get(page - 1) ?? null;
+  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
+  const plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
+  const table = unpacked(await reader.run(plan), plan);
+  const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
+  const money = selectsMoney ? new MoneyConverter(query.currency, await rates()) : null;
+  const answered: RecordsPage[] = [];
+  for (let first = 0; first < table.rowCount; first += pageSize) {
+    const end = Math.min(first + pageSize, table.rowCount);
+    const columns = recordColumns(table, plan, query, money, first, end);
+    answered.push({ fields: query.fields, rowCount: end - first, columns, totalCount, dataVersion });
+    if (walk) rememberBoundary(walk, page + answered.length - 1, boundaryOf(table, plan, end - 1));
+  }
+  return answered.length > 0 ? answered : [empty];
+}
+
+/**
+ * A packed page's values (query-planner.ts `PlannedPackedPage`) read by position, as a
+ * `ResultTable` in the layout of the plan: one split of one text, no value decoded by the driver.
+ */
+function unpacked(packed: ResultTable, plan: PlannedPackedPage): ResultTable {
+  const width = plan.sourceCurrencyColumn + 1 + plan.sortKeyColumns.length;
+  const rowCount = Number(packed.value(0, 0) ?? 0);
+  const text = packed.value(0, 1);
+  if (rowCount === 0 || typeof text !== "string") return { rowCount: 0, value: () => undefined };
+  let values = text.split(PACKED_VALUE_SEPARATOR);
+  if (values.length !== rowCount * width)
+    throw new Error(
+      `a packed page of ${rowCount} rows holds ${values.length} values, not ${rowCount * width}`,
+    );
+  if (text.includes(PACKED_ESCAPE)) values = values.map(unescapePacked);
+  return { rowCount, value: (row, column) => values[row * width + column] };
+}
+
+const ESCAPED = new RegExp(`${PACKED_ESCAPE}[ab]`, "g");
+
+/** A packed text value as stored (`PACKED_ESCAPE`). */
+function unescapePacked(value: string): string {
+  if (!value.includes(PACKED_ESCAPE)) return value;
+  return value.replace(ESCAPED, (escaped) => (escaped[1] === "a" ? PACKED_VALUE_SEPARATOR : PACKED_ESCAPE));
+}
+
+/** Where the row `row` of a planned page stands in its sort (walk-memory.ts). */
+function boundaryOf(table: ResultTable, plan: PlannedPackedPage, row: number): PageBoundary {
+  return {
+    keys: plan.sortKeyColumns.map((column) => String(table.value(row, column))),
+    recordId: String(table.value(row, plan.boundaryColumns.recordId)),
+  };
+}
+
+/**
+ * The columns of rows `[first, end)` of a planned page, one per field of the query, each value as
+ * GraphQL serialises it (`RecordsPage`); `money` converts stored amounts, and is only absent
+ * when no amount is selected. Only called once the query's facts have found every rate it needs.
+ */
+function recordColumns(
+  table: ResultTable,
+  plan: PlannedPackedPage,
+  query: RecordsQuery,
+  money: MoneyConverter | null,
+  first: number,
+  end: number,
+): RecordValue[][] {
+  return query.fields.map((field) => {
+    const column = new Array<RecordValue>(end - first);
+    if (field === "currency") return column.fill(query.currency);
+    const at = plan.fields.indexOf(field);
+    switch (field) {
+      case "impressions":
+      case "clicks":
+        for (let row = first; row < end; row += 1) column[row - first] = Number(table.value(row, at));
+        break;
+      case "conversions":
+        for (let row = first; row < end; row += 1)
+          column[row - first] = Number(table.value(row, at)) / 10_000;
+        break;
+      case "spend":
+      case "revenue": {
+        const { date } = plan.boundaryColumns;
+        const source = plan.sourceCurrencyColumn;
+        for (let row = first; row < end; row += 1) {
+          column[row - first] =
+            money?.convert(
+              table.value(row, at),
+              String(table.value(row, source)),
+              String(table.value(row, date)),
+            ) ?? null;
+        }
+        break;
+      }
+      default:
+        for (let row = first; row < end; row += 1) column[row - first] = String(table.value(row, at));
+    }
+    return column;
+  });
 }
 
 /** What a walk knows before its first page: the count with its missing-rate verdict, rows per day. */
@@ -176,91 +279,6 @@ async function walkFacts(
 }
 
 /**
- * A `marketingRecords` page of the day sort as JSON text (page-text.ts), then up to `pages - 1`
- * pages after it read in the same statement (read-ahead: what a walk asks next); null when the
- * text cannot answer the query (another sort, or a row the object path would write otherwise),
- * and `readRecordsPage` must. What does not depend on the page is read once per walk, as there.
- */
-export async function readRecordsText(
-  reader: SnapshotReader,
-  query: RecordsQuery,
-  walks: WalkMemory,
-  pages: number,
-): Promise<TextPage[] | null> {
-  if (!sortedByDayAlone(query)) return null;
-  const generation = await reader.generation();
-  const walk = generation === null ? null : walks.walkOf(generation, query);
-  const rates = walkRates(reader, walks, generation);
-  const { count, days } = await walkFacts(reader, query, walk, rates);
-  if (count.missingRate !== null) throw missingRateError(count.missingRate);
-  const dataVersion = walk?.dataVersion ?? (await readDataVersion(reader, query));
-  if (walk) walk.dataVersion = dataVersion;
-  const { page, pageSize } = query.page;
-  const left = count.total - (page - 1) * pageSize;
-  const empty: TextPage = { json: Buffer.from("[]"), rows: 0, totalCount: count.total, dataVersion };
-  if (left <= 0) return [empty];
-  const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
-  const after = walk?.boundaries.get(page - 1) ?? null;
-  const offset = after !== null ? 0 : (page - 1) * pageSize;
-  const plan = planRecordsText(narrowToPage(query, days, after, rows), reader.dialect, {
-    after,
-    offset,
-    rows,
-  });
-  const table = await reader.run(plan);
-  const read = Number(table.value(0, 0) ?? 0);
-  const text = table.value(0, 1) ?? "";
-  const cut = textPages(typeof text === "string" ? Buffer.from(text) : (text as Uint8Array), read, {
-    fields: query.fields,
-    columns: plan.columns,
-    currency: query.currency,
-    money: recordsNeedRates(query) ? new MoneyConverter(query.currency, await rates()) : null,
-    pageSize,
-  });
-  if (cut === null) return null;
-  if (walk)
-    for (const [index, served] of cut.entries()) rememberBoundary(walk, page + index, served.boundary);
-  const answered = cut.map((served) => ({
-    json: served.json,
-    rows: served.rows,
-    totalCount: count.total,
-    dataVersion,
-  }));
-  return answered.length > 0 ? answered : [empty];
-}
-
-/** A records page's result and plan. */
-interface PageRead {
-  table: ResultTable;
-  plan: PlannedRecordsPage;
-}
-
-/**
- * A records page, under any sort: from the previous page's boundary when the walk served that
- * page (a Top-N of the rows past it, no offset), else at its offset (one Top-N); its own boundary
- * is remembered for the next. Sorted by the day alone, it reads only the days it can span.
- */
-async function readPageRows(
-  reader: SnapshotReader,
-  query: RecordsQuery,
-  walk: Walk | null,
-  days: readonly DayCount[],
-): Promise<PageRead> {
-  const after = walk?.boundaries.get(query.page.page - 1) ?? null;
-  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, days, after, query.page.pageSize) : query;
-  const plan = planRecordsPage(narrowed, reader.dialect, { after });
-  const table = await reader.run(plan);
-  if (walk && table.rowCount > 0) {
-    const last = table.rowCount - 1;
-    rememberBoundary(walk, query.page.page, {
-      keys: plan.sortKeyColumns.map((column) => String(table.value(last, column))),
-      recordId: String(table.value(last, plan.boundaryColumns.recordId)),
-    });
-  }
-  return { table, plan };
-}
-
-/**
  * `query` with its range cut to the days `rows` rows after `after` can span (walk-memory.ts
  * `pageDays`). Only a read that starts at a known place is narrowed: page 1, or after a served
  * page; any other page is read by its offset over the whole range.
@@ -274,28 +292,6 @@ function narrowToPage(
   if (after === null && query.page.page !== 1) return query;
   const span = pageDays(days, query.sort[0]!.direction, after, rows);
   return span === null ? query : { ...query, scope: { ...query.scope, ...span } };
-}
-
-/**
- * A page's rows with its stored amounts converted by the stored FX rates (read once per
- * generation); only called once the query's facts have found every rate the range needs.
- */
-async function convertedRows(
-  { table, plan }: PageRead,
-  query: RecordsQuery,
-  rates: () => Promise<DayRates>,
-): Promise<Row[]> {
-  const rows = rowsOf(table, plan.fields);
-  const money = plan.fields.filter((field) => field === "spend" || field === "revenue");
-  if (money.length === 0 || rows.length === 0) return rows;
-  const converter = new MoneyConverter(query.currency, await rates());
-  for (let index = 0; index < rows.length; index += 1) {
-    const row = rows[index]!;
-    const source = String(table.value(index, plan.sourceCurrencyColumn));
-    const day = String(table.value(index, plan.boundaryColumns.date));
-    for (const field of money) row[field] = converter.convert(row[field], source, day);
-  }
-  return rows;
 }
 
 /** Every stored FX rate (query-planner.ts `planFxRates`). */

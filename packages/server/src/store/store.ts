@@ -7,8 +7,7 @@
 import type { MarketingRecord } from "@mdq/contract";
 import type { CurrencyCode } from "../currencies.js";
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
-import type { TextPage } from "./page-text.js";
-import type { AggregateQuery, RecordsQuery } from "./query-request.js";
+import type { AggregateQuery, RecordField, RecordsQuery } from "./query-request.js";
 import type { ReplaceScope } from "./replace-scope.js";
 
 /** A brand: the tenant that owns data. `brandId` is the brand client ID of the spec. */
@@ -121,6 +120,26 @@ export interface PageResult<Row> {
   dataVersion: string;
 }
 
+/** A value of a records page: text, a number, or null where a conversion lacks a rate. */
+export type RecordValue = string | number | null;
+
+/**
+ * A `marketingRecords` page in columns, whatever its sort and filter: one array per field of
+ * `fields` (the query's, in its order), each `rowCount` long, holding the values GraphQL
+ * serialises — text as stored, `impressions` and `clicks` as whole numbers, `conversions` as
+ * ten-thousandths divided, `spend` and `revenue` converted to the query's currency
+ * (record-money.ts), `currency` the query's — so that the GraphQL layer writes the page's JSON
+ * straight from it (graphql/records-json.ts). A page is never changed once read: caches share it.
+ */
+export interface RecordsPage {
+  readonly fields: readonly RecordField[];
+  readonly rowCount: number;
+  readonly columns: readonly (readonly RecordValue[])[];
+  readonly totalCount: number;
+  /** As `PageResult.dataVersion`. */
+  readonly dataVersion: string;
+}
+
 export {
   isExpectedStoreError,
   MissingFxRateError,
@@ -150,13 +169,12 @@ export interface RecordReads {
   readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts>;
   /** The days of a range whose visible data changed after a version (CONTRACT §6 rule 2). */
   dataChanges(request: DataChangesRequest): Promise<DataChanges>;
-  queryRecords(query: RecordsQuery): Promise<PageResult<Record<string, unknown>>>;
   /**
-   * A records page of the day sort as JSON text (store/page-text.ts), first in the list, then up to
-   * `pages - 1` pages after it read in the same pass (read-ahead, kept by the page cache); null
-   * when only `queryRecords` can answer the query.
+   * The records page `query` asks, first in the list, then up to `pages - 1` pages after it read in
+   * the same statement (read-ahead: what a walk asks next, kept by the page cache); a page past the
+   * end comes alone, empty.
    */
-  queryRecordsText(query: RecordsQuery, pages?: number): Promise<TextPage[] | null>;
+  queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]>;
   queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>>;
 }
 
