@@ -388,8 +388,10 @@ describe("DuckDB and PostgreSQL answer identically", () => {
           sortsCompared.add(
             JSON.stringify((request.variables["s"] as { field: string }[] | undefined)?.[0]?.field),
           );
-        // A missing rate is found from the walk's per-day facts: under another sort, the same one.
-        if (first.body.includes("UNSUPPORTED_CURRENCY")) {
+        // A missing rate is found from the walk's per-day facts: under another sort, the same one
+        // (when the amounts selected need it, not only the sort).
+        const selection = /\{ ([a-zA-Z ]+) \}\s*\}$/.exec(request.query)?.[1] ?? "";
+        if (first.body.includes("UNSUPPORTED_CURRENCY") && /\b(spend|revenue)\b/.test(selection)) {
           const other = await ask(engine, {
             ...objects,
             variables: { ...objects.variables, s: [{ field: "MARKET", direction: "ASC" }] },
@@ -408,7 +410,7 @@ describe("DuckDB and PostgreSQL answer identically", () => {
     }
   });
 
-  it("writes any stored text as JSON.stringify does, and an Int past 32 bits as the same field error", async () => {
+  it("writes any stored text as JSON.stringify does, and answers an Int past 32 bits as the aliased selection does", async () => {
     const names = [
       'He said "hi"',
       "back\\slash \\u0041",
@@ -438,7 +440,7 @@ describe("DuckDB and PostgreSQL answer identically", () => {
     );
     const app = duckdb.credentials.apps.find((candidate) => candidate.markets.includes("GB"))!;
     /** The plain selection against the aliased one on the loaded days, under two sorts. */
-    const compare = async (engine: Engine): Promise<string[]> => {
+    const compare = async (engine: Engine, status: number): Promise<string[]> => {
       const bodies: string[] = [];
       for (const currency of ["GBP", "USD", "JPY"]) {
         for (const sort of [
@@ -461,8 +463,15 @@ describe("DuckDB and PostgreSQL answer identically", () => {
             },
           };
           const [plain, expected] = [await ask(engine, request), await ask(engine, aliased(request))];
-          assert.equal(plain.status, 200, plain.body);
-          assert.equal(plain.body, expected.body, `${engine.name} ${currency} ${JSON.stringify(sort)}`);
+          assert.equal(plain.status, status, plain.body);
+          assert.equal(expected.status, status, expected.body);
+          // An error's location is where its field stands in the query text, which the aliases move.
+          const located = (body: string) => body.replace(/"locations":\[[^\]]*\],/, "");
+          assert.equal(
+            located(plain.body),
+            located(expected.body),
+            `${engine.name} ${currency} ${JSON.stringify(sort)}`,
+          );
           bodies.push(plain.body);
         }
       }
@@ -471,7 +480,7 @@ describe("DuckDB and PostgreSQL answer identically", () => {
     const processing = { processingDate: TODAY, source: "text test" };
     for (const engine of [duckdb, postgres]) {
       await engine.store.replaceRecords("brand-acme", records, processing);
-      const bodies = await compare(engine);
+      const bodies = await compare(engine, 200);
       const rows = JSON.parse(bodies[0]!).data.marketingRecords as {
         campaignName: string;
         recordId: string;
@@ -482,14 +491,18 @@ describe("DuckDB and PostgreSQL answer identically", () => {
         `${engine.name}: stored text read back as it is`,
       );
       assert.ok(rows.every((row) => row.recordId.endsWith("\u0001")));
-      // An Int past 32 bits: the same field error (and null data) from the plain selection.
+      // An Int past 32 bits: the same field error, masked (graphql-jit's serialiser throws a plain
+      // Error), with null data, from the plain selection as from the aliased one.
       await engine.store.replaceRecords(
         "brand-acme",
         records.map((record) => ({ ...record, impressions: record.impressions + 1 })),
         processing,
       );
-      const refused = await compare(engine);
-      assert.match(refused[0]!, /Int cannot represent non 32-bit signed integer value: 2147483648/);
+      const refused = await compare(engine, 500);
+      assert.match(
+        refused[0]!,
+        /^\{"data":null,"errors":\[\{"message":"Internal server error".*"path":\["marketingRecords",0,"impressions"\]/,
+      );
     }
   });
 });
