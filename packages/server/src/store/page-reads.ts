@@ -115,8 +115,14 @@ export async function readRecordsPages(
   const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
   const after = walk?.boundaries.get(page - 1) ?? null;
   const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
-  const plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
-  const table = unpacked(await reader.run(plan), plan);
+  let plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
+  let table = unpacked(await reader.run(plan), plan);
+  if (table === null) {
+    // A text value holds the separator (no load stores one): the same page, its text escaped.
+    plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows }, true);
+    table = unpacked(await reader.run(plan), plan);
+    if (table === null) throw new Error("an escaped packed page does not hold the values of its rows");
+  }
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const money = selectsMoney ? new MoneyConverter(query.currency, await rates()) : null;
   const answered: RecordsPage[] = [];
@@ -131,18 +137,16 @@ export async function readRecordsPages(
 
 /**
  * A packed page's values (query-planner.ts `PlannedPackedPage`) read by position, as a
- * `ResultTable` in the layout of the plan: one split of one text, no value decoded by the driver.
+ * `ResultTable` in the layout of the plan: one split of one text, no value decoded by the driver;
+ * null when a text value holds the separator (then the page is read escaped).
  */
-function unpacked(packed: ResultTable, plan: PlannedPackedPage): ResultTable {
+function unpacked(packed: ResultTable, plan: PlannedPackedPage): ResultTable | null {
   const width = plan.sourceCurrencyColumn + 1 + plan.sortKeyColumns.length;
   const rowCount = Number(packed.value(0, 0) ?? 0);
   const text = packed.value(0, 1);
   if (rowCount === 0 || typeof text !== "string") return { rowCount: 0, value: () => undefined };
   let values = text.split(PACKED_VALUE_SEPARATOR);
-  if (values.length !== rowCount * width)
-    throw new Error(
-      `a packed page of ${rowCount} rows holds ${values.length} values, not ${rowCount * width}`,
-    );
+  if (values.length !== rowCount * width) return null;
   if (text.includes(PACKED_ESCAPE)) values = values.map(unescapePacked);
   return { rowCount, value: (row, column) => values[row * width + column] };
 }
