@@ -379,37 +379,75 @@ export async function readDataChanges(
     markets.length > 0 && dataSources.length > 0
       ? `c.market IN (${placeholders(4, markets.length)}) AND c.data_source IN (${placeholders(4 + markets.length, dataSources.length)})`
       : "FALSE";
-  // Columns: date, day version, day changed at, latest FX version reaching it, its time, visible rows.
+  // Columns: date, day version, day changed at, visible rows. Set-based: one grouped read of the
+  // row counts joined by day, not a correlated count per day.
   const table = await reader.run({
-    sql: `SELECT ${reader.dialect.formatDate("d.date")}, d.version, d.changed_at_ms,
-      (SELECT max(f.version) FROM brand_fx_versions f WHERE f.brand_id = d.brand_id AND f.first_date <= d.date),
-      (SELECT max(f.changed_at_ms) FROM brand_fx_versions f WHERE f.brand_id = d.brand_id AND f.first_date <= d.date),
-      (SELECT coalesce(sum(c.rows), 0) FROM day_row_counts c
-        WHERE c.brand_id = d.brand_id AND c.date = d.date AND ${visible})
-    FROM day_versions d
+    sql: `SELECT ${reader.dialect.formatDate("d.date")}, d.version, d.changed_at_ms, coalesce(c.rows, 0)
+    FROM day_versions d LEFT JOIN (
+      SELECT c.date, sum(c.rows) AS rows FROM day_row_counts c
+      WHERE c.brand_id = $1 AND c.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE) AND ${visible}
+      GROUP BY c.date) c ON c.date = d.date
     WHERE d.brand_id = $1 AND d.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE)
     ORDER BY d.date`,
     params: [request.brandId, request.from, request.to, ...markets, ...dataSources],
   });
+  const fxReach = await brandFxReach(reader, request.brandId, request.to);
   const everyDay = request.since === null || scopeChange !== null;
   const since = request.since ?? 0n;
   const days: ChangedDay[] = [];
   for (let row = 0; row < table.rowCount; row += 1) {
-    const visibleRows = Number(table.value(row, 5) ?? 0);
+    const date = String(table.value(row, 0));
+    const visibleRows = Number(table.value(row, 3) ?? 0);
     const dayVersion = BigInt(String(table.value(row, 1)));
-    const fx = table.value(row, 3);
-    const fxVersion = fx === null || fx === undefined ? null : BigInt(String(fx));
+    const fx = fxReach(date);
+    const fxVersion = fx?.version ?? null;
     const changed = everyDay
       ? visibleRows > 0
       : dayVersion > since || (fxVersion !== null && fxVersion > since && visibleRows > 0);
     if (!changed) continue;
     const byFx = fxVersion !== null && fxVersion > dayVersion;
     days.push({
-      date: String(table.value(row, 0)),
+      date,
       version: byFx ? fxVersion : dayVersion,
-      changedAt: new Date(Number(table.value(row, byFx ? 4 : 2))),
+      changedAt: new Date(byFx ? fx!.changedAtMs : Number(table.value(row, 2))),
       rows: visibleRows,
     });
   }
   return { version, scopeChange, days };
+}
+
+/** The latest FX change reaching a day: the greatest version and time among those from its first day on. */
+interface FxReach {
+  version: bigint;
+  changedAtMs: number;
+}
+
+/**
+ * The brand's FX changes reaching days up to `to` (brand_fx_versions, a few rows per FX upload),
+ * read once; the returned lookup answers for ascending days, each the running maximum over the
+ * changes whose first day is on or before it (null before the first).
+ */
+async function brandFxReach(
+  reader: SnapshotReader,
+  brandId: string,
+  to: string,
+): Promise<(day: string) => FxReach | null> {
+  const table = await reader.run({
+    sql: `SELECT ${reader.dialect.formatDate("first_date")}, version, changed_at_ms FROM brand_fx_versions
+      WHERE brand_id = $1 AND first_date <= CAST($2 AS DATE) ORDER BY first_date`,
+    params: [brandId, to],
+  });
+  let next = 0;
+  let reach: FxReach | null = null;
+  return (day) => {
+    for (; next < table.rowCount && String(table.value(next, 0)) <= day; next += 1) {
+      const version = BigInt(String(table.value(next, 1)));
+      const changedAtMs = Number(table.value(next, 2));
+      reach = {
+        version: reach === null || version > reach.version ? version : reach.version,
+        changedAtMs: reach === null || changedAtMs > reach.changedAtMs ? changedAtMs : reach.changedAtMs,
+      };
+    }
+    return reach;
+  };
 }

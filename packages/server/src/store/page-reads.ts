@@ -5,6 +5,7 @@
  */
 import type { CurrencyCode } from "../currencies.js";
 import {
+  aggregateReadsRollup,
   PACKED_ESCAPE,
   PACKED_VALUE_SEPARATOR,
   type PlannedAggregatePage,
@@ -18,10 +19,12 @@ import {
   planFxRates,
   planPackedRecordsPage,
   planRecordsDayCurrencies,
+  planRollupPartials,
   recordsNeedRates,
 } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import { type DayRates, FxHistory, MoneyConverter } from "./record-money.js";
+import { rollupPageRows, totalRollupPartials } from "./rollup-aggregate.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import { MissingFxRateError, type PageResult, type RecordsPage, type RecordValue } from "./store.js";
 import {
@@ -314,7 +317,9 @@ async function readFxHistory(reader: SnapshotReader): Promise<DayRates> {
 export async function readAggregatePage(
   reader: SnapshotReader,
   query: AggregateQuery,
+  walks: WalkMemory,
 ): Promise<PageResult<Row>> {
+  if (aggregateReadsRollup(query)) return readRollupAggregatePage(reader, query, walks);
   const page = await readAggregateRows(reader, planAggregatePage(query, reader.dialect));
   let totalCount = page.totalCount;
   if (page.rows.length === 0) {
@@ -330,6 +335,25 @@ export async function readAggregatePage(
   }
   const dataVersion = await readDataVersion(reader, query);
   return { rows: withCurrency(page.rows, query.currency), totalCount, dataVersion };
+}
+
+/**
+ * An aggregate page from the record rollup (rollup-aggregate.ts): the partial sums read by one
+ * statement, converted with the FX history kept per generation, like a records page's money.
+ */
+async function readRollupAggregatePage(
+  reader: SnapshotReader,
+  query: AggregateQuery,
+  walks: WalkMemory,
+): Promise<PageResult<Row>> {
+  const table = await reader.run(planRollupPartials(query, reader.dialect));
+  const withMoney = query.metrics.some((metric) => metric === "SPEND" || metric === "REVENUE");
+  const rates = withMoney ? await walkRates(reader, walks, await reader.generation())() : null;
+  const totals = totalRollupPartials(table, query, rates);
+  if (totals.missingRate !== null) throw missingRateError(totals.missingRate);
+  const rows = rollupPageRows(totals.groups, query);
+  const dataVersion = await readDataVersion(reader, query);
+  return { rows: withCurrency(rows, query.currency), totalCount: totals.groups.length, dataVersion };
 }
 
 /** Runs a planned aggregate page; its window columns are read off the first row. */

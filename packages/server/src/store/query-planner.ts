@@ -674,6 +674,33 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): P
   };
 }
 
+/** Whether an aggregate reads the record rollup (not grouped by campaign, campaigns not filtered). */
+export function aggregateReadsRollup(query: AggregateQuery): boolean {
+  return aggregateSource(query) === ROLLUP;
+}
+
+/**
+ * Plans the rollup's partial sums of an aggregate (rollup-aggregate.ts converts and sums them):
+ * per group, source currency and day, the native integer sums. Columns: each group's key as text
+ * (dates `YYYY-MM-DD`, which sort as the dates do), the currency, the day, then impressions,
+ * clicks, conversions_e4, spend_e4, revenue_e4.
+ */
+export function planRollupPartials(query: AggregateQuery, dialect: SqlDialect): PlannedSql {
+  const statement = new Statement(dialect);
+  const where = whereClause(query.scope, statement);
+  const keys = query.groupBy.map((dimension) => {
+    const group = dimensionGroup(dimension, dialect);
+    return isDateDimension(dimension) ? dialect.formatDate(group) : group;
+  });
+  const groupBy = [...keys.map((_, index) => `${index + 1}`), "r.currency", "r.date"];
+  return {
+    sql: `SELECT ${[...keys, "r.currency", dialect.formatDate("r.date")].join(", ")},
+      sum(r.impressions), sum(r.clicks), sum(r.conversions_e4), sum(r.spend_e4), sum(r.revenue_e4)
+      FROM ${ROLLUP.table} r WHERE ${where} GROUP BY ${groupBy.join(", ")}`,
+    params: statement.params,
+  };
+}
+
 /** Plans the number of groups of `marketingAggregate` (used when the page itself is empty). */
 export function planAggregateCount(query: AggregateQuery, dialect: SqlDialect): PlannedCount {
   if (query.groupBy.length === 0) return { sql: `SELECT 1 AS total, ${NO_MISSING_RATE}`, params: [] };

@@ -79,7 +79,7 @@ export abstract class SqlStore {
   }
 
   queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.snapshot((reader) => readAggregatePage(reader, query));
+    return this.snapshot((reader) => readAggregatePage(reader, query, this.walks));
   }
 
   async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
