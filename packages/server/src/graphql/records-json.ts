@@ -6,13 +6,14 @@
  * and the endpoint splices them into the response (graphql-endpoint.ts `responseChunks`); any
  * other selection gets row objects, which GraphQL execution serialises field by field.
  *
- * The bytes are those of the object path by construction: text through `JSON.stringify`, numbers
- * through `String` (what `JSON.stringify` writes for a finite number). A value GraphQL would
+ * The bytes are those of the object path: text as `JSON.stringify` writes it, numbers as `String`
+ * writes them (what `JSON.stringify` writes for a finite number), from the digits of the column's
+ * whole numbers where those are the same (`DECIMAL_LIMIT`). A value GraphQL would
  * refuse — an `Int` outside 32 bits, a number that is not finite, a missing amount — leaves the
  * page to the object path (`recordsJson` answers null), which raises the same field error as ever.
  */
 import type { RecordField } from "../store/query-request.js";
-import type { RecordsPage, RecordValue } from "../store/store.js";
+import { type RecordsPage, type RecordValue, recordValue } from "../store/store.js";
 
 /** How GraphQL serialises a field's values (schema.ts `MarketingRecord`). */
 enum Output {
@@ -43,18 +44,13 @@ const OUTPUTS: Record<RecordField, Output> = {
 /** GraphQL's `Int` range (32-bit signed, GraphQL spec §3.5.1). */
 const MIN_INT = -2_147_483_648;
 const MAX_INT = 2_147_483_647;
-
-/** Whether GraphQL serialises `value` as written here, for a field of `output`. */
-function writable(value: RecordValue, output: Output): boolean {
-  switch (output) {
-    case Output.Text:
-      return typeof value === "string";
-    case Output.Int:
-      return typeof value === "number" && Number.isInteger(value) && value >= MIN_INT && value <= MAX_INT;
-    case Output.Float:
-      return typeof value === "number" && Number.isFinite(value);
-  }
-}
+/**
+ * Below this, a whole number of 10^-places is written from its own digits: such a quotient has
+ * at most 15 significant digits, so its shortest round-trip form — what `String` and
+ * `JSON.stringify` write, in plain notation from 10^-7 to 10^21 — is those digits, trailing
+ * zeros dropped. Writing them skips the double-to-shortest conversion, a row's dearest step.
+ */
+const DECIMAL_LIMIT = 1e15;
 
 /**
  * Each page's JSON, written once: a cached page (store/page-cache.ts) is the same object on every
@@ -77,24 +73,178 @@ export function recordsJson(page: RecordsPage): Buffer | null {
   return json;
 }
 
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+
+/**
+ * JSON written as UTF-8 bytes into one buffer, kept between pages (`encoded` runs start to end
+ * without yielding) and copied out at each page's size.
+ */
+class JsonBytes {
+  bytes = Buffer.allocUnsafe(1024 * 1024);
+  length = 0;
+  private readonly digits = new Uint8Array(24);
+
+  /** Room for `more` bytes. */
+  reserve(more: number): void {
+    if (this.length + more <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + more));
+    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
+  }
+
+  byte(value: number): void {
+    this.reserve(1);
+    this.bytes[this.length++] = value;
+  }
+
+  /** Bytes as they are (a loop: short copies cost less than `copy`). */
+  raw(source: Uint8Array): void {
+    this.reserve(source.length);
+    const bytes = this.bytes;
+    let at = this.length;
+    for (let index = 0; index < source.length; index += 1) bytes[at++] = source[index]!;
+    this.length = at;
+  }
+
+  /**
+   * `text` as `JSON.stringify` writes it, UTF-8: `"` and `\\` escaped, every other character
+   * encoded as it is; a control character or a lone surrogate (rare: loads refuse control
+   * characters) through `JSON.stringify` itself.
+   */
+  string(text: string): void {
+    // At most 3 bytes a UTF-16 unit (a pair makes 4), 2 for an escaped quote or backslash.
+    this.reserve(text.length * 3 + 2);
+    const bytes = this.bytes;
+    const start = this.length;
+    let at = start;
+    bytes[at++] = QUOTE;
+    for (let index = 0; index < text.length; index += 1) {
+      const code = text.charCodeAt(index);
+      if (code >= 0x20 && code < 0x80) {
+        if (code === QUOTE || code === BACKSLASH) bytes[at++] = BACKSLASH;
+        bytes[at++] = code;
+      } else if (code >= 0x80 && code < 0x800) {
+        bytes[at++] = 0xc0 | (code >> 6);
+        bytes[at++] = 0x80 | (code & 0x3f);
+      } else if (code >= 0x800 && (code < 0xd800 || code > 0xdfff)) {
+        bytes[at++] = 0xe0 | (code >> 12);
+        bytes[at++] = 0x80 | ((code >> 6) & 0x3f);
+        bytes[at++] = 0x80 | (code & 0x3f);
+      } else {
+        const low = text.charCodeAt(index + 1);
+        if (code >= 0xdc00 || code < 0x20 || !(low >= 0xdc00 && low <= 0xdfff)) {
+          this.length = start;
+          this.reserve(text.length * 6 + 2);
+          this.length += this.bytes.write(JSON.stringify(text), start, "utf8");
+          return;
+        }
+        const point = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+        bytes[at++] = 0xf0 | (point >> 18);
+        bytes[at++] = 0x80 | ((point >> 12) & 0x3f);
+        bytes[at++] = 0x80 | ((point >> 6) & 0x3f);
+        bytes[at++] = 0x80 | (point & 0x3f);
+        index += 1;
+      }
+    }
+    bytes[at++] = QUOTE;
+    this.length = at;
+  }
+
+  /**
+   * `whole / 10 ** places` as `String` writes it, for a whole number below `DECIMAL_LIMIT` in
+   * magnitude: its digits, the point before the last `places`, trailing zeros dropped.
+   */
+  decimal(whole: number, places: number): void {
+    this.reserve(24);
+    const bytes = this.bytes;
+    let magnitude = whole;
+    if (whole < 0) {
+      bytes[this.length++] = 0x2d;
+      magnitude = -whole;
+    }
+    // Digits from the right, then the integer part, the point and what remains.
+    const digits = this.digits;
+    let count = 0;
+    do {
+      const next = Math.floor(magnitude / 10);
+      digits[count++] = magnitude - next * 10;
+      magnitude = next;
+    } while (magnitude > 0);
+    while (count <= places) digits[count++] = 0;
+    let lowest = 0;
+    while (lowest < places && digits[lowest] === 0) lowest += 1;
+    let at = this.length;
+    for (let index = count - 1; index >= places; index -= 1) bytes[at++] = 0x30 + digits[index]!;
+    if (lowest < places) {
+      bytes[at++] = 0x2e;
+      for (let index = places - 1; index >= lowest; index -= 1) bytes[at++] = 0x30 + digits[index]!;
+    }
+    this.length = at;
+  }
+
+  /** ASCII text (a number as `String` writes it). */
+  ascii(text: string): void {
+    this.reserve(text.length);
+    this.length += this.bytes.write(text, this.length, "latin1");
+  }
+
+  /** The bytes written since `from`, copied out. */
+  copyFrom(from: number): Buffer {
+    return Buffer.from(this.bytes.subarray(from, this.length));
+  }
+}
+
+const scratch = new JsonBytes();
+
+/**
+ * Writes `value` of a field of `output` (`places` its column's), as GraphQL serialises it; false
+ * when GraphQL would refuse it (an `Int` outside 32 bits, a number that is not finite, a missing
+ * amount).
+ */
+function writeValue(out: JsonBytes, value: RecordValue, output: Output, places: number): boolean {
+  if (output === Output.Text) {
+    if (typeof value !== "string") return false;
+    out.string(value);
+    return true;
+  }
+  if (typeof value !== "number") return false;
+  if (output === Output.Int) {
+    if (!Number.isInteger(value) || value < MIN_INT || value > MAX_INT) return false;
+    out.decimal(value, 0);
+    return true;
+  }
+  if (Number.isInteger(value) && Math.abs(value) < DECIMAL_LIMIT) {
+    out.decimal(value, places);
+    return true;
+  }
+  const number = places === 0 ? value : value / 10 ** places;
+  if (!Number.isFinite(number)) return false;
+  out.ascii(String(number));
+  return true;
+}
+
 function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
   const outputs = fields.map((field) => OUTPUTS[field]);
-  for (const [index, column] of columns.entries()) {
-    const output = outputs[index]!;
-    for (let row = 0; row < rowCount; row += 1) if (!writable(column[row]!, output)) return null;
-  }
   // `{"field":` for the first key of a row, `,"field":` for the others.
-  const keys = fields.map((field, index) => `${index === 0 ? "{" : ","}${JSON.stringify(field)}:`);
-  const rows = new Array<string>(rowCount);
+  const keys = fields.map((field, index) =>
+    Buffer.from(`${index === 0 ? "{" : ","}${JSON.stringify(field)}:`),
+  );
+  const out = scratch;
+  out.length = 0;
+  out.byte(0x5b);
   for (let row = 0; row < rowCount; row += 1) {
-    let text = "";
+    if (row > 0) out.byte(COMMA);
     for (let field = 0; field < fields.length; field += 1) {
-      const value = columns[field]![row];
-      text += keys[field]! + (outputs[field] === Output.Text ? JSON.stringify(value) : String(value));
+      out.raw(keys[field]!);
+      const column = columns[field]!;
+      if (!writeValue(out, column.values[row]!, outputs[field]!, column.places)) return null;
     }
-    rows[row] = `${text}}`;
+    out.byte(0x7d);
   }
-  return Buffer.from(`[${rows.join(",")}]`);
+  out.byte(0x5d);
+  return out.copyFrom(0);
 }
 
 /**
@@ -105,7 +255,8 @@ export function recordObjects({ fields, columns, rowCount }: RecordsPage): Recor
   const rows = new Array<Record<string, RecordValue>>(rowCount);
   for (let row = 0; row < rowCount; row += 1) {
     const object: Record<string, RecordValue> = {};
-    for (let field = 0; field < fields.length; field += 1) object[fields[field]!] = columns[field]![row]!;
+    for (let field = 0; field < fields.length; field += 1)
+      object[fields[field]!] = recordValue(columns[field]!, row);
     rows[row] = object;
   }
   return rows;

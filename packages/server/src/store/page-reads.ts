@@ -4,10 +4,9 @@
  * Each engine supplies only how to run a planned statement on its snapshot (`SnapshotReader`).
  */
 import type { CurrencyCode } from "../currencies.js";
+import { type PackedColumns, packedPages } from "./packed-page.js";
 import {
   aggregateReadsRollup,
-  PACKED_ESCAPE,
-  PACKED_VALUE_SEPARATOR,
   type PlannedAggregatePage,
   type PlannedCount,
   type PlannedPackedPage,
@@ -26,7 +25,13 @@ import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import { type DayRates, FxHistory, MoneyConverter } from "./record-money.js";
 import { rollupPageRows, totalRollupPartials } from "./rollup-aggregate.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import { MissingFxRateError, type PageResult, type RecordsPage, type RecordValue } from "./store.js";
+import {
+  MissingFxRateError,
+  type PageResult,
+  type RecordColumn,
+  type RecordsPage,
+  type RecordValue,
+} from "./store.js";
 import {
   type DayCount,
   type PageBoundary,
@@ -110,7 +115,7 @@ export async function readRecordsPages(
   const empty: RecordsPage = {
     fields: query.fields,
     rowCount: 0,
-    columns: query.fields.map(() => []),
+    columns: query.fields.map(() => ({ values: [], places: 0 })),
     totalCount,
     dataVersion,
   };
@@ -119,101 +124,100 @@ export async function readRecordsPages(
   const after = walk?.boundaries.get(page - 1) ?? null;
   const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
   let plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
-  let table = unpacked(await reader.run(plan), plan);
-  if (table === null) {
+  let packed = unpacked(await reader.run(plan), plan, pageSize);
+  if (packed === null) {
     // A text value holds the separator (no load stores one): the same page, its text escaped.
     plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows }, true);
-    table = unpacked(await reader.run(plan), plan);
-    if (table === null) throw new Error("an escaped packed page does not hold the values of its rows");
+    packed = unpacked(await reader.run(plan), plan, pageSize);
+    if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
   }
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const money = selectsMoney ? new MoneyConverter(query.currency, await rates()) : null;
   const answered: RecordsPage[] = [];
-  for (let first = 0; first < table.rowCount; first += pageSize) {
-    const end = Math.min(first + pageSize, table.rowCount);
-    const columns = recordColumns(table, plan, query, money, first, end);
-    answered.push({ fields: query.fields, rowCount: end - first, columns, totalCount, dataVersion });
-    if (walk) rememberBoundary(walk, page + answered.length - 1, boundaryOf(table, plan, end - 1));
+  for (const columns of packed) {
+    const rowCount = columns[0]!.length;
+    answered.push({
+      fields: query.fields,
+      rowCount,
+      columns: recordColumns(columns, plan, query, money),
+      totalCount,
+      dataVersion,
+    });
+    if (walk) rememberBoundary(walk, page + answered.length - 1, boundaryOf(columns, plan, rowCount - 1));
   }
   return answered.length > 0 ? answered : [empty];
 }
 
+/** The fields a packed page holds as whole numbers (packed-page.ts). */
+const NUMERIC_FIELDS: ReadonlySet<string> = new Set([
+  "impressions",
+  "clicks",
+  "conversions",
+  "spend",
+  "revenue",
+]);
+
 /**
- * A packed page's values (query-planner.ts `PlannedPackedPage`) read by position, as a
- * `ResultTable` in the layout of the plan: one split of one text, no value decoded by the driver;
- * null when a text value holds the separator (then the page is read escaped).
+ * A packed page's values (query-planner.ts `PlannedPackedPage`, packed-page.ts) cut into pages of
+ * `pageSize`; null when a text value holds the separator (then the page is read escaped).
  */
-function unpacked(packed: ResultTable, plan: PlannedPackedPage): ResultTable | null {
-  const width = plan.sourceCurrencyColumn + 1 + plan.sortKeyColumns.length;
+function unpacked(packed: ResultTable, plan: PlannedPackedPage, pageSize: number): PackedColumns[] | null {
   const rowCount = Number(packed.value(0, 0) ?? 0);
   const text = packed.value(0, 1);
-  if (rowCount === 0 || typeof text !== "string") return { rowCount: 0, value: () => undefined };
-  let values = text.split(PACKED_VALUE_SEPARATOR);
-  if (values.length !== rowCount * width) return null;
-  if (text.includes(PACKED_ESCAPE)) values = values.map(unescapePacked);
-  return { rowCount, value: (row, column) => values[row * width + column] };
+  if (rowCount === 0 || (typeof text !== "string" && !(text instanceof Uint8Array))) return [];
+  const numeric = Array.from({ length: plan.width }, (_, column) =>
+    NUMERIC_FIELDS.has(plan.fields[column] ?? ""),
+  );
+  const bytes = typeof text === "string" ? Buffer.from(text) : text;
+  return packedPages(bytes, rowCount, { width: plan.width, numeric, pageSize });
 }
 
-const ESCAPED = new RegExp(`${PACKED_ESCAPE}[ab]`, "g");
-
-/** A packed text value as stored (`PACKED_ESCAPE`). */
-function unescapePacked(value: string): string {
-  if (!value.includes(PACKED_ESCAPE)) return value;
-  return value.replace(ESCAPED, (escaped) => (escaped[1] === "a" ? PACKED_VALUE_SEPARATOR : PACKED_ESCAPE));
-}
-
-/** Where the row `row` of a planned page stands in its sort (walk-memory.ts). */
-function boundaryOf(table: ResultTable, plan: PlannedPackedPage, row: number): PageBoundary {
+/** Where the row `row` of a packed page stands in its sort (walk-memory.ts). */
+function boundaryOf(columns: PackedColumns, plan: PlannedPackedPage, row: number): PageBoundary {
   return {
-    keys: plan.sortKeyColumns.map((column) => String(table.value(row, column))),
-    recordId: String(table.value(row, plan.boundaryColumns.recordId)),
+    keys: plan.sortKeyColumns.map((column) => String(columns[column]![row])),
+    recordId: String(columns[plan.boundaryColumns.recordId]![row]),
   };
 }
 
+/** Decimal places of ten-thousandths (`conversions`). */
+const TEN_THOUSANDTHS = 4;
+
 /**
- * The columns of rows `[first, end)` of a planned page, one per field of the query, each value as
- * GraphQL serialises it (`RecordsPage`); `money` converts stored amounts, and is only absent
- * when no amount is selected. Only called once the query's facts have found every rate it needs.
+ * The `RecordColumn`s of a packed page, one per field of the query, its own arrays reused (a page
+ * is read once): text as read, whole numbers as read, stored amounts converted in place to the
+ * target's minor units by `money`, which is only absent when no amount is selected. Only called
+ * once the query's facts have found every rate it needs.
  */
 function recordColumns(
-  table: ResultTable,
+  columns: PackedColumns,
   plan: PlannedPackedPage,
   query: RecordsQuery,
   money: MoneyConverter | null,
-  first: number,
-  end: number,
-): RecordValue[][] {
+): RecordColumn[] {
+  const rowCount = columns[0]!.length;
   return query.fields.map((field) => {
-    const column = new Array<RecordValue>(end - first);
-    if (field === "currency") return column.fill(query.currency);
-    const at = plan.fields.indexOf(field);
+    if (field === "currency")
+      return { values: new Array<RecordValue>(rowCount).fill(query.currency), places: 0 };
+    const values: RecordValue[] = columns[plan.fields.indexOf(field)]!;
     switch (field) {
       case "impressions":
       case "clicks":
-        for (let row = first; row < end; row += 1) column[row - first] = Number(table.value(row, at));
-        break;
       case "conversions":
-        for (let row = first; row < end; row += 1)
-          column[row - first] = Number(table.value(row, at)) / 10_000;
-        break;
+        for (let row = 0; row < rowCount; row += 1)
+          if (typeof values[row] !== "number") values[row] = Number(values[row]);
+        return { values, places: field === "conversions" ? TEN_THOUSANDTHS : 0 };
       case "spend":
       case "revenue": {
-        const { date } = plan.boundaryColumns;
-        const source = plan.sourceCurrencyColumn;
-        for (let row = first; row < end; row += 1) {
-          column[row - first] =
-            money?.convert(
-              table.value(row, at),
-              String(table.value(row, source)),
-              String(table.value(row, date)),
-            ) ?? null;
-        }
-        break;
+        const days = columns[plan.boundaryColumns.date]!;
+        const sources = columns[plan.sourceCurrencyColumn]!;
+        for (let row = 0; row < rowCount; row += 1)
+          values[row] = money?.convertMinor(values[row], sources[row] as string, days[row] as string) ?? null;
+        return { values, places: money?.minorUnits ?? 0 };
       }
       default:
-        for (let row = first; row < end; row += 1) column[row - first] = String(table.value(row, at));
+        return { values, places: 0 };
     }
-    return column;
   });
 }
 

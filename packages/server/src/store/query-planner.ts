@@ -63,7 +63,8 @@ export interface PagePosition {
 
 /**
  * A planned records page: after the fields' columns, each row's day and record id (the page's
- * boundary is its last row's) and source currency. Its `spend` and `revenue` columns hold the
+ * boundary is its last row's), source currency and sort keys, each where a field does not already
+ * hold it. Its `spend` and `revenue` columns hold the
  * stored amounts (ten-thousandths, source currency), converted by the caller with the FX history
  * (record-money.ts, the one place output money is converted): the page reads no rate table, nor
  * does wide arithmetic per row, unless it is sorted by money.
@@ -73,6 +74,8 @@ export interface PlannedRecordsPage extends PlannedPage {
   sourceCurrencyColumn: number;
   /** Each sort key's column, as boundary text (`SortBoundary.keys`). */
   sortKeyColumns: number[];
+  /** How many columns a row has: a value a field holds is not repeated for the boundary. */
+  width: number;
 }
 
 /**
@@ -397,7 +400,7 @@ export function planPackedRecordsPage(
   );
   return {
     sql: `WITH ${page.ctes} SELECT count(*) AS n,
-      string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${page.orderBy}) AS packed FROM page r`,
+      ${dialect.utf8(`string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${page.orderBy})`)} AS packed FROM page r`,
     params: page.statement.params,
     ...page.layout,
   };
@@ -479,25 +482,30 @@ function pageStatement(query: RecordsQuery, dialect: SqlDialect, position: PageP
     columns.push(pageColumn("recordId", dialect));
     fields.push("recordId");
   }
-  const boundaryColumns = { date: columns.length, recordId: columns.length + 1 };
-  const sourceCurrencyColumn = columns.length + 2;
+  // A value a field already holds (the day, the record id, a day sort's key) is not read twice.
+  const columnOf = (column: PageColumn): number => {
+    const index = columns.findIndex((held) => held.packed === column.packed);
+    return index === -1 ? columns.push(column) - 1 : index;
+  };
   const day = dialect.formatDate("r.date");
-  columns.push(
-    { row: day, packed: day },
-    { row: "r.record_id", packed: "r.record_id", text: true },
+  const boundaryColumns = {
+    date: columnOf({ row: day, packed: day }),
+    recordId: columnOf({ row: "r.record_id", packed: "r.record_id", text: true }),
+  };
+  const sourceCurrencyColumn = columnOf(
     selectsMoney ? { row: "r.currency", packed: "r.currency", text: true } : { row: "NULL", packed: "''" },
   );
   const sortKeyColumns = query.sort.map((entry, index) => {
-    const text = sortKeyText(entry.field, `r.k${index}`, dialect);
-    columns.push({ row: text, packed: text, text: TEXT_SORT_FIELDS.has(entry.field) });
-    return columns.length - 1;
+    // The day sort's key is the row's day (`r.k` is `r.date`).
+    const text = entry.field === "DATE_DAY" ? day : sortKeyText(entry.field, `r.k${index}`, dialect);
+    return columnOf({ row: text, packed: text, text: TEXT_SORT_FIELDS.has(entry.field) });
   });
   return {
     ctes: ctes.join(",\n"),
     orderBy: orderBy("r."),
     statement,
     columns,
-    layout: { fields, boundaryColumns, sourceCurrencyColumn, sortKeyColumns },
+    layout: { fields, boundaryColumns, sourceCurrencyColumn, sortKeyColumns, width: columns.length },
   };
 }
 

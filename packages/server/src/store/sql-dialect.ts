@@ -32,6 +32,11 @@ export interface SqlDialect {
    * `currencies` (never the base) come from the closed list of codes, so they are written as
    * literals.
    */
+  /**
+   * A text expression as the driver can hand it over cheapest, for packed-page.ts to read as
+   * UTF-8: DuckDB's BLOB (bytes, no decoding), PostgreSQL's text as it is.
+   */
+  utf8(expression: string): string;
   dayRates(
     bind: (value: string) => string,
     range: { from: string; to: string },
@@ -51,6 +56,7 @@ export const DUCKDB_DIALECT: SqlDialect = {
   double: "DOUBLE",
   // Epoch milliseconds: the driver's own timestamp values would need converting one by one.
   instant: (expression) => `epoch_ms(${expression})`,
+  utf8: (expression) => `encode(${expression})`,
   // The codes present in fx_rates stand in for `currencies`: the same table as far as the rate
   // joins can tell (a code without rates gives NULL either way; FX files hold only supported
   // codes, never EUR), and DuckDB plans its ASOF join over a DISTINCT 2.5× faster than over VALUES.
@@ -95,6 +101,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   engine: "postgres",
   placeholder: (position) => `$${position}`,
   formatDate: (expression) => `to_char(${expression}, 'YYYY-MM-DD')`,
+  utf8: (expression) => expression,
   weekStart: (expression) => `CAST(date_trunc('week', CAST(${expression} AS timestamp)) AS date)`,
   monthStart: (expression) => `CAST(date_trunc('month', CAST(${expression} AS timestamp)) AS date)`,
   wideInteger: "numeric",

@@ -124,20 +124,36 @@ export interface PageResult<Row> {
 export type RecordValue = string | number | null;
 
 /**
- * A `marketingRecords` page in columns, whatever its sort and filter: one array per field of
- * `fields` (the query's, in its order), each `rowCount` long, holding the values GraphQL
- * serialises — text as stored, `impressions` and `clicks` as whole numbers, `conversions` as
- * ten-thousandths divided, `spend` and `revenue` converted to the query's currency
- * (record-money.ts), `currency` the query's — so that the GraphQL layer writes the page's JSON
- * straight from it (graphql/records-json.ts). A page is never changed once read: caches share it.
+ * One field's values in a records page, `rowCount` long: text as stored, or numbers as whole
+ * multiples of 10^-`places` — `impressions` and `clicks` whole (0 places), `conversions` in
+ * ten-thousandths (4), `spend` and `revenue` in the query's currency's minor units
+ * (record-money.ts `convertMinor`) — so that a field's value is `values[row] / 10 ** places`
+ * (`recordValue`), and its JSON is written from the whole number's digits.
+ */
+export interface RecordColumn {
+  readonly values: readonly RecordValue[];
+  readonly places: number;
+}
+
+/**
+ * A `marketingRecords` page in columns, whatever its sort and filter: one `RecordColumn` per
+ * field of `fields` (the query's, in its order), `currency` the query's, so that the GraphQL
+ * layer writes the page's JSON straight from it (graphql/records-json.ts). A page is never
+ * changed once read: caches share it.
  */
 export interface RecordsPage {
   readonly fields: readonly RecordField[];
   readonly rowCount: number;
-  readonly columns: readonly (readonly RecordValue[])[];
+  readonly columns: readonly RecordColumn[];
   readonly totalCount: number;
   /** As `PageResult.dataVersion`. */
   readonly dataVersion: string;
+}
+
+/** The value GraphQL serialises for row `row` of `column`. */
+export function recordValue(column: RecordColumn, row: number): RecordValue {
+  const value = column.values[row]!;
+  return column.places === 0 || typeof value !== "number" ? value : value / 10 ** column.places;
 }
 
 export {
