@@ -167,11 +167,21 @@ class JsonBytes {
     // Digits from the right, then the integer part, the point and what remains.
     const digits = this.digits;
     let count = 0;
-    do {
-      const next = Math.floor(magnitude / 10);
-      digits[count++] = magnitude - next * 10;
-      magnitude = next;
-    } while (magnitude > 0);
+    if (magnitude <= MAX_INT) {
+      // Small integer arithmetic, cheaper than doubles: most values are below 2^31.
+      let small = magnitude | 0;
+      do {
+        const next = (small / 10) | 0;
+        digits[count++] = small - next * 10;
+        small = next;
+      } while (small > 0);
+    } else {
+      do {
+        const next = Math.floor(magnitude / 10);
+        digits[count++] = magnitude - next * 10;
+        magnitude = next;
+      } while (magnitude > 0);
+    }
     while (count <= places) digits[count++] = 0;
     let lowest = 0;
     while (lowest < places && digits[lowest] === 0) lowest += 1;
