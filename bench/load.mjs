@@ -250,14 +250,34 @@ async function startServer(work, store) {
       },
       body: JSON.stringify(body),
     });
-    const lines = (await response.text())
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line));
-    const last = lines.at(-1);
-    if (!response.ok || last.result === undefined)
+    // Seconds spent in each phase the load reports (reading, checking, writing, replacing): the
+    // time from a phase's first progress line to the next phase's, read as the lines arrive.
+    const phases = {};
+    let phase;
+    let phaseStarted = performance.now();
+    let text = "";
+    let last;
+    const decoder = new TextDecoder();
+    const take = (line) => {
+      if (line.trim() === "") return;
+      last = JSON.parse(line);
+      const next = last.progress?.phase ?? (last.progress ? phase : "committing");
+      if (next === phase) return;
+      const now = performance.now();
+      if (phase !== undefined) phases[phase] = (phases[phase] ?? 0) + (now - phaseStarted) / 1000;
+      phase = next;
+      phaseStarted = now;
+    };
+    for await (const chunk of response.body) {
+      text += decoder.decode(chunk, { stream: true });
+      const lines = text.split("\n");
+      text = lines.pop();
+      lines.forEach(take);
+    }
+    take(text);
+    if (!response.ok || last?.result === undefined)
       throw new Error(`load: ${response.status} ${JSON.stringify(last)}`);
-    return last.result;
+    return { ...last.result, phases };
   };
   return {
     admin,
@@ -285,8 +305,14 @@ async function timedLoad(server, file, format, rowCount) {
       `${format}: loaded ${result.rows}, stored ${stored}, expected ${rowCount} (not idempotent)`,
     );
   }
-  return { seconds, peakMb: resetOk ? peakMb : Number.NaN };
+  return { seconds, peakMb: resetOk ? peakMb : Number.NaN, phases: result.phases };
 }
+
+/** "reading 1.2, checking 3.4, …" (seconds per phase of a load). */
+const phaseText = (phases) =>
+  Object.entries(phases)
+    .map(([name, seconds]) => `${name} ${seconds.toFixed(2)}`)
+    .join(", ");
 
 const results = [];
 const root = await mkdtemp(join(tmpdir(), "mdq-bench-load-"));
@@ -325,6 +351,7 @@ try {
             `${store} ${format} ${rowCount.toLocaleString("en")} rows: ${row.seconds.toFixed(2)} s, ` +
               `peak RSS ${row.peakMb.toFixed(0)} MB; ${row.baselineName} ${row.baseline.toFixed(2)} s`,
           );
+          for (const load of loads) console.log(`  phases (s): ${phaseText(load.phases)}`);
         }
       } finally {
         await server.stop();

@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "pg";
-import { CURRENCIES, DUCKDB_FILE } from "../../packages/server/dist/src/index.js";
+import { CURRENCIES, DUCKDB_FILE, POSTGRES_SESSION_OPTIONS } from "../../packages/server/dist/src/index.js";
 
 /** n ÷ d rounded half to even (d > 0; a negative n is rounded by magnitude), as each engine spells it. */
 const HALF_EVEN_BODY = {
@@ -227,7 +227,7 @@ export function aggregateSql(store, { scope, currency, groupBy, sort, pageSize, 
  * The engine of `store` opened in this process: DuckDB on `dataDir`'s file, read-only (a copy of
  * the file MDQ serves: DuckDB lets one process write a file and no other open it), with `threads`
  * threads like the served store; PostgreSQL on `databaseUrl` with MDQ's session settings
- * (`jit=off`). `run(sql, params)` resolves to the rows as plain objects; `close()`.
+ * (`POSTGRES_SESSION_OPTIONS`). `run(sql, params)` resolves to the rows as plain objects; `close()`.
  */
 export async function openEngine({ store, dataDir, databaseUrl, threads }) {
   if (store === "duckdb") {
@@ -245,7 +245,7 @@ export async function openEngine({ store, dataDir, databaseUrl, threads }) {
       },
     };
   }
-  const client = new pg.Client({ connectionString: databaseUrl, options: "-c jit=off" });
+  const client = new pg.Client({ connectionString: databaseUrl, options: POSTGRES_SESSION_OPTIONS });
   // A connection ended by the server between statements fails the next statement, not the process.
   let lost = null;
   client.on("error", (error) => {

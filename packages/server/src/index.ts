@@ -26,7 +26,7 @@ export {
   type Migration,
   migrationId,
 } from "./store/postgres/migrations.js";
-export type { PostgresConnectionOptions } from "./store/postgres/postgres-pool.js";
+export { POSTGRES_SESSION_OPTIONS, type PostgresConnectionOptions } from "./store/postgres/postgres-pool.js";
 export { openPostgresStore, PostgresStore, SchemaVersionError } from "./store/postgres/postgres-store.js";
 export {
   type App,

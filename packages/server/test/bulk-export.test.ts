@@ -53,9 +53,18 @@ function* bulkRecords(firstDay: string): Generator<StoredRecord> {
   }
 }
 
+/** `chunks`, failing after the first. */
+async function* failingAfterFirst<Chunk>(chunks: AsyncIterable<Chunk>): AsyncGenerator<Chunk> {
+  for await (const chunk of chunks) {
+    yield chunk;
+    throw new Error("injected failure after the first chunk");
+  }
+}
+
 /**
- * The store, its exports failing after their first batch: a fault injected at the capability's
- * interface (DuckDB has no way to cut one connection from outside, as PostgreSQL has).
+ * The store, its exports failing after their first chunk of rows (a batch, or the engine's
+ * bytes): a fault injected at the capability's interface (DuckDB has no way to cut one connection
+ * from outside, as PostgreSQL has).
  */
 function failingAfterFirstBatch(store: Store & RecordExports): Store {
   const faulty = Object.create(store) as Store & RecordExports;
@@ -64,12 +73,11 @@ function failingAfterFirstBatch(store: Store & RecordExports): Store {
     const failing: RecordExport = {
       rowCount: opened.rowCount,
       dataVersion: opened.dataVersion,
-      async *batches() {
-        for await (const batch of opened.batches()) {
-          yield batch;
-          throw new Error("injected failure after the first batch");
-        }
+      engineBody(format) {
+        const body = opened.engineBody(format);
+        return body === null ? null : failingAfterFirst(body);
       },
+      batches: () => failingAfterFirst(opened.batches()),
       close: () => opened.close(),
     };
     return failing;
@@ -144,7 +152,7 @@ function postgresEngine(): Engine {
     },
     async failExports() {
       await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%k0 ASC%'`);
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY (%'`);
     },
     async openTransactions() {
       const rows = await sql(`SELECT count(*) AS n FROM pg_stat_activity

@@ -158,7 +158,10 @@ for (const engine of ["duckdb", "postgres"] as const) {
       assert.equal(answer.result?.rows, LARGE_ROWS);
       assert.equal(answer.result?.days, DAYS);
       const phases = [...new Set(answer.progress.map((progress) => progress.phase))];
-      assert.deepEqual(phases, ["reading", "checking", "writing", "replacing"]);
+      // DuckDB reads the file straight into the load's own transaction; PostgreSQL is handed a
+      // CSV file to COPY (load/records-load.ts).
+      const written = engine === "duckdb" ? [] : ["writing"];
+      assert.deepEqual(phases, ["reading", "checking", ...written, "replacing"]);
       const last = answer.progress.at(-1)!;
       assert.equal(last.rows, LARGE_ROWS);
       assert.equal(last.bytesRead, last.totalBytes);

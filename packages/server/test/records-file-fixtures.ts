@@ -1,7 +1,9 @@
 /**
  * Fixtures for the records-file tests: a good row and CSV lines varying it, files written to a
  * temporary directory per test file, Parquet and NDJSON written with DuckDB, and readers that
- * return a file's records or its rejection.
+ * return a file's records or its rejection. Each reader also runs a load's fast path on the file
+ * (load/record-staging.ts) and checks that it agrees: the same rows for a good file, "not clean"
+ * (or the same whole-file problems) for a bad one.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -9,8 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { openScratch } from "../src/load/file-staging.js";
 import type { LoadProblem } from "../src/load/load-errors.js";
+import { RecordsNotClean, stageRecords } from "../src/load/record-staging.js";
 import {
+  checkRecordsRequest,
   type ReadRecordsOptions,
   type RecordsFile,
   RecordsFileError,
@@ -81,7 +86,52 @@ export async function readAll(
   } finally {
     file.close();
   }
+  const inStoredOrder = [...records].sort(
+    (a, b) =>
+      a.date.localeCompare(b.date) || (a.recordId < b.recordId ? -1 : a.recordId > b.recordId ? 1 : 0),
+  );
+  assert.deepEqual(await fastPath(path, options), inStoredOrder, "the fast path stages other rows");
   return { file, records };
+}
+
+/**
+ * What a load's fast path makes of a file: the staged rows in stored order when it finds the file
+ * clean, "not clean" otherwise, or the `RecordsFileError` of a problem of the whole file.
+ */
+export async function fastPath(
+  path: string,
+  options?: ReadRecordsOptions,
+): Promise<StoredRecord[] | "not clean" | RecordsFileError> {
+  const scratch = await openScratch();
+  try {
+    await stageRecords(scratch.connection, "staged_records", await checkRecordsRequest(path, options));
+    const reader = await scratch.connection.runAndReadAll(
+      `SELECT record_id, strftime(date, '%Y-%m-%d') AS date, market, data_source, channel, campaign_id,
+        campaign_name, impressions, clicks, spend_e4, conversions_e4, revenue_e4, currency
+      FROM staged_records ORDER BY date, record_id`,
+    );
+    return reader.getRowObjectsJS().map((row) => ({
+      recordId: String(row["record_id"]),
+      date: String(row["date"]),
+      market: String(row["market"]),
+      dataSource: String(row["data_source"]),
+      channel: String(row["channel"]),
+      campaignId: String(row["campaign_id"]),
+      campaignName: String(row["campaign_name"]),
+      impressions: Number(row["impressions"]),
+      clicks: Number(row["clicks"]),
+      spendE4: row["spend_e4"] as bigint,
+      conversionsE4: row["conversions_e4"] as bigint,
+      revenueE4: row["revenue_e4"] as bigint,
+      currency: String(row["currency"]) as StoredRecord["currency"],
+    }));
+  } catch (error) {
+    if (error instanceof RecordsNotClean) return "not clean";
+    if (error instanceof RecordsFileError) return error;
+    throw error;
+  } finally {
+    scratch.close();
+  }
 }
 
 /** The error a rejected file gives; fails the test if the file is accepted. */
@@ -91,6 +141,11 @@ export async function rejection(path: string, options?: ReadRecordsOptions): Pro
     file.close();
   } catch (error) {
     assert.ok(error instanceof RecordsFileError, `expected a RecordsFileError, got ${String(error)}`);
+    const fast = await fastPath(path, options);
+    if (fast !== "not clean") {
+      assert.ok(fast instanceof RecordsFileError, `the fast path accepted ${path}`);
+      assert.deepEqual(fast.errors, error.errors);
+    }
     return error;
   }
   assert.fail(`${path} was accepted`);

@@ -4,16 +4,15 @@
  * applies to this process's next request (its app cache is cleared) and is announced on the
  * change feed, so that the region's other instances apply it at once too.
  */
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { stat } from "node:fs/promises";
 import { todayIn } from "../calendar.js";
 import { type Change, type ChangeFeed, SOLO_CHANGE_FEED } from "../cluster/change-feed.js";
 import { AdminError } from "../errors.js";
 import { readFxFile } from "../load/fx-file.js";
 import { LoadFileError } from "../load/load-errors.js";
 import { type LoadProgressListener, LoadProgressReporter } from "../load/load-progress.js";
-import { readRecordsFile } from "../load/records-file.js";
+import { checkRecordsRequest } from "../load/records-file.js";
+import { loadRecordsFile } from "../load/records-load.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import { generateAppClientId, generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
 import type { KeyInfo, KeyRing } from "../oauth/signing-keys.js";
@@ -248,34 +247,17 @@ export class RegionAdmin {
         () => 0,
       ),
     );
-    const file = await readRecordsFile(path, {
+    const request = await checkRecordsRequest(path, {
       ...(format ? { format } : {}),
       ...(mapping ? { mapping } : {}),
-      progress,
     }).catch(fileRejected);
-    const onReplacing = () => progress.phase("replacing");
     const origin = {
       processingDate,
       source: command.source ?? path,
       ...(command.replace ? { replace: command.replace } : {}),
     };
-    const handOver = await mkdtemp(join(tmpdir(), "mdq-load-"));
     try {
-      // The checked rows go to the store as a file it reads itself, converted and sorted by DuckDB;
-      // the scratch database is closed before the store's transaction, so the two never hold
-      // memory at once.
-      const stored = join(handOver, `records.${this.store.storedFileFormat}`);
-      try {
-        progress.phase("writing");
-        await file.exportStored(stored, this.store.storedFileFormat);
-      } finally {
-        file.close();
-      }
-      return await this.store.replaceRecordsFromStoredFile(
-        brand.brandId,
-        { path: stored, sorted: true, onReplacing },
-        origin,
-      );
+      return await loadRecordsFile(this.store, brand.brandId, request, origin, progress);
     } catch (error) {
       if (error instanceof RecordIdConflictError) {
         throw new AdminError(
@@ -289,9 +271,7 @@ export class RegionAdmin {
           })),
         );
       }
-      throw error;
-    } finally {
-      await rm(handOver, { recursive: true, force: true });
+      return fileRejected(error);
     }
   }
 

@@ -19,6 +19,7 @@ import {
   DATA_VERSION_HEADER,
   EXPORT_MEDIA_TYPES,
   EXPORT_PATH,
+  type ExportFormat,
   ROW_COUNT_HEADER,
   TEXT_EXPORT_FORMATS,
 } from "@mdq/contract";
@@ -64,16 +65,29 @@ const ENCODERS: ReadonlyMap<string, Encoder> = new Map<string, Encoder>([
 ]);
 const ENCODINGS = [...ENCODERS.keys()];
 
-/** The body's chunks: the writer's start, a chunk per batch, its end; the export closes however it ends. */
-async function* bodyChunks(opened: RecordExport, writer: RecordsWriter): AsyncGenerator<BodyChunk> {
+/**
+ * The body's chunks: the rows as the engine writes them (the text formats between the writer's
+ * start and end, its CSV header; a Parquet file whole), else the writer's start, a chunk per
+ * batch, its end. The export closes however the body ends.
+ */
+async function* bodyChunks(
+  opened: RecordExport,
+  format: ExportFormat,
+  writer: RecordsWriter,
+): AsyncGenerator<BodyChunk> {
   try {
-    const start = writer.start();
+    const engine = opened.engineBody(format);
+    const framed = engine === null || TEXT_EXPORT_FORMATS.has(format);
+    const start = framed ? writer.start() : "";
     if (start.length > 0) yield start;
-    for await (const batch of opened.batches()) {
-      const chunk = writer.write(batch);
-      if (chunk.length > 0) yield chunk;
+    if (engine !== null) yield* engine;
+    else {
+      for await (const batch of opened.batches()) {
+        const chunk = writer.write(batch);
+        if (chunk.length > 0) yield chunk;
+      }
     }
-    const end = writer.end();
+    const end = framed ? writer.end() : "";
     if (end.length > 0) yield end;
   } finally {
     await opened.close();
@@ -137,7 +151,9 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
       ...(encoding !== null ? { "content-encoding": encoding } : {}),
     });
     reply.raw.writeHead(200, headers);
-    const body = Readable.from(bodyChunks(opened, RECORDS_WRITERS[format](currency)), { objectMode: false });
+    const body = Readable.from(bodyChunks(opened, format, RECORDS_WRITERS[format](currency)), {
+      objectMode: false,
+    });
     const streams: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = encoder
       ? [body, encoder(), reply.raw]
       : [body, reply.raw];

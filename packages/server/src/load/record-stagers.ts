@@ -44,34 +44,18 @@ export type Stager = (
 /** The stager of each format. */
 export const STAGERS: Record<RecordsFileFormat, Stager> = {
   async csv(scratch, path, mapping) {
-    const header = await readCsvHeader(path);
-    if (!Array.isArray(header)) throw new RecordsFileError(path, [header]);
-    if (header.length === 1 && /[;\t|]/.test(header[0]!)) {
-      throw new RecordsFileError(path, [
-        { line: 1, message: "the header has a single column: fields must be separated by commas" },
-      ]);
-    }
-    const resolved = resolveColumns(
-      header.map((name, index) => ({ name, column: csvFieldColumn(index) })),
-      mapping,
-    );
-    if (resolved.problems.length > 0) {
-      throw new RecordsFileError(
-        path,
-        resolved.problems.map((problem) => ({ ...problem, line: 1 })),
-      );
-    }
+    const { header, columns } = await csvColumns(path, mapping);
     const structural = await readCsvRows(scratch.connection, path, "file_rows", header.length);
     if (structural.length > 0) {
       const rowCount = await countTable(scratch, "file_rows");
       throw new RecordsFileError(path, structural, { rowCount: rowCount + structural.length });
     }
-    const select = [...resolved.columns].map(([column, field]) => `${field} AS ${column}`);
+    const select = [...columns].map(([column, field]) => `${field} AS ${column}`);
     await scratch.connection.run(
       `CREATE VIEW staged AS SELECT rowid AS row_index, ${select.join(", ")} FROM file_rows`,
     );
     return {
-      columns: new Set(resolved.columns.keys()),
+      columns: new Set(columns.keys()),
       position: "line",
       async lines(rowIndexes) {
         const found = await csvLinesOfRecords(path, rowIndexes);
@@ -84,29 +68,7 @@ export const STAGERS: Record<RecordsFileFormat, Stager> = {
   async ndjson(scratch, path, mapping) {
     const structural = await readTextLines(scratch.connection, path, "file_lines");
     if (structural.length > 0) throw new RecordsFileError(path, structural);
-    const keys = new Map<RecordColumn, string>(
-      RECORD_COLUMNS.map((column) => [column, mapping[column] ?? column]),
-    );
-    // Amounts are read as raw JSON so that a JSON number can be told from a JSON string.
-    const structure: Record<string, string> = {};
-    for (const [column, key] of keys) {
-      structure[key] = AMOUNT_COLUMNS.has(column) && structure[key] !== "VARCHAR" ? "JSON" : "VARCHAR";
-    }
-    const select: string[] = [];
-    const floatSources: Partial<Record<RecordColumn, string>> = {};
-    for (const [column, key] of keys) {
-      const field = `v[${sqlString(key)}]`;
-      if (structure[key] === "JSON") {
-        select.push(
-          `CASE WHEN ${field} IS NULL OR ${field} = 'null' THEN NULL
-            WHEN starts_with(${field}, '"') THEN ${field} ->> '$' ELSE CAST(${field} AS VARCHAR) END AS ${column}`,
-          `${field} IS NOT NULL AND NOT starts_with(${field}, '"') AS ${column}__float`,
-        );
-        floatSources[column] = `${column}__float`;
-      } else {
-        select.push(`${field} AS ${column}`);
-      }
-    }
+    const { keys, structure, select, floatSources } = ndjsonColumns(mapping, (key) => `v[${sqlString(key)}]`);
     await scratch.connection.run(
       `CREATE TABLE staged AS SELECT row_index, v IS NULL AS not_object, ${select.join(", ")}
         FROM (SELECT rowid AS row_index,
@@ -138,35 +100,113 @@ export const STAGERS: Record<RecordsFileFormat, Stager> = {
   },
 
   async parquet(scratch, path, mapping) {
-    const fileColumns = await describeColumns(scratch.connection, "SELECT * FROM read_parquet($1)", [path]);
-    const resolved = resolveColumns(
-      fileColumns.map(({ name }) => ({ name, column: quoteIdentifier(name) })),
-      mapping,
-    );
-    if (resolved.problems.length > 0) {
-      throw new RecordsFileError(path, resolved.problems, { position: "row" });
-    }
-    const types = new Map(fileColumns.map(({ name, type }) => [quoteIdentifier(name), type]));
-    const floatSources: Partial<Record<RecordColumn, string>> = {};
-    const select = [...resolved.columns].map(([column, field]) => {
-      if (AMOUNT_COLUMNS.has(column) && /^(DOUBLE|FLOAT|REAL)$/.test(types.get(field) ?? "")) {
-        floatSources[column] = "true";
-      }
-      return `CAST(${field} AS VARCHAR) AS ${column}`;
-    });
+    const { columns, select, floatSources } = await parquetColumns(scratch.connection, path, mapping);
     await scratch.connection.run(
       `CREATE TABLE staged AS SELECT file_row_number AS row_index, ${select.join(", ")}
         FROM read_parquet($1, file_row_number = true)`,
       [path],
     );
     return {
-      columns: new Set(resolved.columns.keys()),
+      columns: new Set(columns.keys()),
       position: "row",
       lines: async (rowIndexes) => rowIndexes.map((index) => index + 1),
       floatSources,
     };
   },
 };
+
+/** A CSV file's header checked and its fields matched to the canonical columns (`c0`, `c1`, …). */
+export async function csvColumns(
+  path: string,
+  mapping: Partial<Record<string, string>>,
+): Promise<{ header: string[]; columns: Map<RecordColumn, string> }> {
+  const header = await readCsvHeader(path);
+  if (!Array.isArray(header)) throw new RecordsFileError(path, [header]);
+  if (header.length === 1 && /[;\t|]/.test(header[0]!)) {
+    throw new RecordsFileError(path, [
+      { line: 1, message: "the header has a single column: fields must be separated by commas" },
+    ]);
+  }
+  const resolved = resolveColumns(
+    header.map((name, index) => ({ name, column: csvFieldColumn(index) })),
+    mapping,
+  );
+  if (resolved.problems.length > 0) {
+    throw new RecordsFileError(
+      path,
+      resolved.problems.map((problem) => ({ ...problem, line: 1 })),
+    );
+  }
+  return { header, columns: resolved.columns };
+}
+
+/**
+ * The NDJSON keys of the canonical columns (through the mapping), the type each is read as, and
+ * the canonical VARCHAR columns over `field(key)`. Amounts are read as raw JSON so that a JSON
+ * number (a binary float) can be told from a JSON string.
+ */
+export function ndjsonColumns(
+  mapping: Partial<Record<string, string>>,
+  field: (key: string) => string,
+): {
+  keys: Map<RecordColumn, string>;
+  structure: Record<string, string>;
+  select: string[];
+  floatSources: Partial<Record<RecordColumn, string>>;
+} {
+  const keys = new Map<RecordColumn, string>(
+    RECORD_COLUMNS.map((column) => [column, mapping[column] ?? column]),
+  );
+  const structure: Record<string, string> = {};
+  for (const [column, key] of keys) {
+    structure[key] = AMOUNT_COLUMNS.has(column) && structure[key] !== "VARCHAR" ? "JSON" : "VARCHAR";
+  }
+  const select: string[] = [];
+  const floatSources: Partial<Record<RecordColumn, string>> = {};
+  for (const [column, key] of keys) {
+    const value = field(key);
+    if (structure[key] === "JSON") {
+      select.push(
+        `CASE WHEN ${value} IS NULL OR ${value} = 'null' THEN NULL
+          WHEN starts_with(${value}, '"') THEN ${value} ->> '$' ELSE CAST(${value} AS VARCHAR) END AS ${column}`,
+        `${value} IS NOT NULL AND NOT starts_with(${value}, '"') AS ${column}__float`,
+      );
+      floatSources[column] = `${column}__float`;
+    } else {
+      select.push(`${value} AS ${column}`);
+    }
+  }
+  return { keys, structure, select, floatSources };
+}
+
+/** A Parquet file's columns matched to the canonical columns, each selected as VARCHAR. */
+export async function parquetColumns(
+  connection: Scratch["connection"],
+  path: string,
+  mapping: Partial<Record<string, string>>,
+): Promise<{
+  columns: Map<RecordColumn, string>;
+  select: string[];
+  floatSources: Partial<Record<RecordColumn, string>>;
+}> {
+  const fileColumns = await describeColumns(connection, "SELECT * FROM read_parquet($1)", [path]);
+  const resolved = resolveColumns(
+    fileColumns.map(({ name }) => ({ name, column: quoteIdentifier(name) })),
+    mapping,
+  );
+  if (resolved.problems.length > 0) {
+    throw new RecordsFileError(path, resolved.problems, { position: "row" });
+  }
+  const types = new Map(fileColumns.map(({ name, type }) => [quoteIdentifier(name), type]));
+  const floatSources: Partial<Record<RecordColumn, string>> = {};
+  const select = [...resolved.columns].map(([column, field]) => {
+    if (AMOUNT_COLUMNS.has(column) && /^(DOUBLE|FLOAT|REAL)$/.test(types.get(field) ?? "")) {
+      floatSources[column] = "true";
+    }
+    return `CAST(${field} AS VARCHAR) AS ${column}`;
+  });
+  return { columns: resolved.columns, select, floatSources };
+}
 
 function describeKey(column: RecordColumn, key: string): string {
   return key === column ? `"${column}"` : `"${key}" (mapped to ${column})`;

@@ -13,6 +13,7 @@ import type { LoadProgressReporter } from "./load-progress.js";
 import { checkRows } from "./record-checks.js";
 import { RECORD_COLUMNS } from "./record-rules.js";
 import { countRows, type RecordsFileFormat, STAGERS } from "./record-stagers.js";
+import type { StagingRequest } from "./record-staging.js";
 import { checkedRecordsFile, type RecordsFile } from "./records-reader.js";
 
 export { RecordsFileError } from "./load-errors.js";
@@ -39,23 +40,7 @@ export interface ReadRecordsOptions {
  * try { await store.replaceRecords(brandId, file.records()); } finally { file.close(); }
  */
 export async function readRecordsFile(path: string, options: ReadRecordsOptions = {}): Promise<RecordsFile> {
-  const format = options.format ?? formatOf(path);
-  if (format === undefined || !Object.hasOwn(STAGERS, format)) {
-    throw new RecordsFileError(path, [
-      {
-        line: 0,
-        message: options.format
-          ? `unknown format "${options.format}" (csv, ndjson or parquet)`
-          : "cannot tell the format from the file name: use .csv, .ndjson, .jsonl or .parquet, or give the format",
-      },
-    ]);
-  }
-  const mapping = options.mapping ?? {};
-  const mappingProblems = checkMapping(mapping);
-  if (mappingProblems.length > 0) throw new RecordsFileError(path, mappingProblems);
-  const fileProblem = await checkLoadFile(path);
-  if (fileProblem) throw new RecordsFileError(path, [fileProblem]);
-
+  const { format, mapping } = await checkRecordsRequest(path, options);
   const scratch = await openScratch();
   const { progress } = options;
   try {
@@ -78,6 +63,33 @@ export async function readRecordsFile(path: string, options: ReadRecordsOptions 
       { line: 0, message: `cannot read the file as ${format}: ${firstLine(error)}` },
     ]);
   }
+}
+
+/**
+ * The checks of a load request before its file is parsed: the format (given, or from the file's
+ * extension), the mapping, and that the file can be read. Throws a `RecordsFileError`.
+ */
+export async function checkRecordsRequest(
+  path: string,
+  options: ReadRecordsOptions = {},
+): Promise<StagingRequest> {
+  const format = options.format ?? formatOf(path);
+  if (format === undefined || !Object.hasOwn(STAGERS, format)) {
+    throw new RecordsFileError(path, [
+      {
+        line: 0,
+        message: options.format
+          ? `unknown format "${options.format}" (csv, ndjson or parquet)`
+          : "cannot tell the format from the file name: use .csv, .ndjson, .jsonl or .parquet, or give the format",
+      },
+    ]);
+  }
+  const mapping = options.mapping ?? {};
+  const mappingProblems = checkMapping(mapping);
+  if (mappingProblems.length > 0) throw new RecordsFileError(path, mappingProblems);
+  const fileProblem = await checkLoadFile(path);
+  if (fileProblem) throw new RecordsFileError(path, [fileProblem]);
+  return { path, format, mapping };
 }
 
 function formatOf(path: string): RecordsFileFormat | undefined {

@@ -3,6 +3,7 @@
  * store as one file it reads natively (`exportStored`: Parquet or CSV), or record by record
  * (`records()`, for callers that want JavaScript objects).
  */
+import type { DuckDBConnection } from "@duckdb/node-api";
 import type { StoredFileFormat, StoredRecord } from "../store/store.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
@@ -47,11 +48,41 @@ interface ReadPlan {
   blocked: { column: RecordColumn; expression: string }[];
 }
 
+/** How text becomes a number: `CAST` (checked values) or `TRY_CAST` (NULL for a bad value). */
+export type SqlCast = "CAST" | "TRY_CAST";
+
 /** A whole number of a checked count column, as stored. */
-const countOf = (x: string) => `CAST(split_part(${x}, '.', 1) AS BIGINT)`;
+const countOf = (x: string, cast: SqlCast = "CAST") => `${cast}(split_part(${x}, '.', 1) AS BIGINT)`;
 /** A checked decimal amount in ten-thousandths, exactly (integer arithmetic on its digits). */
-const tenThousandths = (x: string) =>
-  `CAST(split_part(${x}, '.', 1) AS BIGINT) * 10000 + CAST(rpad(left(split_part(${x}, '.', 2), 4), 4, '0') AS BIGINT)`;
+const tenThousandths = (x: string, cast: SqlCast = "CAST") =>
+  `${cast}(split_part(${x}, '.', 1) AS BIGINT) * 10000 + ${cast}(rpad(left(split_part(${x}, '.', 2), 4), 4, '0') AS BIGINT)`;
+
+/** The record id of a staged row: the file's, or derived from the natural key (docs/load-format.md). */
+export function recordIdOf(given: boolean): string {
+  return given ? "record_id" : `substr(sha256(${NATURAL_KEY.join(" || '|' || ")}), 1, 24)`;
+}
+
+/**
+ * The SELECT list of a stored record (`STAGING_COLUMNS`) over canonical VARCHAR columns: the
+ * conversions to stored types, in one place for every path a load takes.
+ */
+export function storedColumns(recordId: string, cast: SqlCast = "CAST"): string {
+  return `${recordId} AS record_id, ${cast}(date AS DATE) AS date, market, data_source, channel, campaign_id,
+    campaign_name, ${countOf("impressions", cast)} AS impressions, ${countOf("clicks", cast)} AS clicks,
+    ${tenThousandths("spend", cast)} AS spend_e4, ${tenThousandths("conversions", cast)} AS conversions_e4,
+    ${tenThousandths("revenue", cast)} AS revenue_e4, currency`;
+}
+
+/** Writes the rows of `query` (stored columns) to `target` as a stored-records file of `format`. */
+export async function copyStoredRows(
+  connection: DuckDBConnection,
+  query: string,
+  target: string,
+  format: StoredFileFormat,
+): Promise<void> {
+  const options = format === "parquet" ? "FORMAT parquet" : "FORMAT csv, HEADER false";
+  await connection.run(`COPY (${query}) TO ${sqlString(target)} (${options})`);
+}
 
 /**
  * A checked records file over the staged rows. Nothing is converted until the records are asked
@@ -64,23 +95,11 @@ export async function checkedRecordsFile(
   rowCount: number,
 ): Promise<RecordsFile> {
   const { connection } = scratch;
-  const recordId = staged.columns.has("record_id")
-    ? "record_id"
-    : `substr(sha256(${NATURAL_KEY.join(" || '|' || ")}), 1, 24)`;
+  const recordId = recordIdOf(staged.columns.has("record_id"));
   const days = await distinctDays(scratch);
   let plan: Promise<ReadPlan> | undefined;
-  const exportStored = async (target: string, stored: StoredFileFormat) => {
-    const options = stored === "parquet" ? "FORMAT parquet" : "FORMAT csv, HEADER false";
-    await connection.run(
-      `COPY (
-        SELECT ${recordId} AS record_id, CAST(date AS DATE) AS date, market, data_source, channel, campaign_id,
-          campaign_name, ${countOf("impressions")} AS impressions, ${countOf("clicks")} AS clicks,
-          ${tenThousandths("spend")} AS spend_e4, ${tenThousandths("conversions")} AS conversions_e4,
-          ${tenThousandths("revenue")} AS revenue_e4, currency
-        FROM staged ORDER BY 2, 1
-      ) TO ${sqlString(target)} (${options})`,
-    );
-  };
+  const exportStored = (target: string, stored: StoredFileFormat) =>
+    copyStoredRows(connection, `SELECT ${storedColumns(recordId)} FROM staged ORDER BY 2, 1`, target, stored);
   return {
     format,
     rowCount,

@@ -222,7 +222,7 @@ function recordColumns(
 }
 
 /** What a walk knows before its first page: the count with its missing-rate verdict, rows per day. */
-interface WalkFacts {
+export interface WalkFacts {
   count: WalkCount;
   days: DayCount[];
 }
@@ -251,7 +251,7 @@ function walkRates(
  * rate, the least `CUR YYYY-MM-DD`, naming the source currency when its rate lacks, else the
  * target.
  */
-async function walkFacts(
+export async function walkFacts(
   reader: SnapshotReader,
   query: RecordsQuery,
   walk: Walk | null,
@@ -306,7 +306,7 @@ function narrowToPage(
 }
 
 /** Every stored FX rate (query-planner.ts `planFxRates`). */
-async function readFxHistory(reader: SnapshotReader): Promise<DayRates> {
+export async function readFxHistory(reader: SnapshotReader): Promise<DayRates> {
   const table = await reader.run(planFxRates(reader.dialect));
   return new FxHistory(
     Array.from({ length: table.rowCount }, (_, index) => ({
@@ -411,6 +411,6 @@ function withCurrency(rows: Row[], currency: CurrencyCode): Row[] {
   return rows;
 }
 
-function missingRateError(missing: MissingRate): MissingFxRateError {
+export function missingRateError(missing: MissingRate): MissingFxRateError {
   return new MissingFxRateError(missing.currency, missing.date);
 }

@@ -14,7 +14,7 @@
  * The SQL is written once for every engine; what differs (placeholders, date functions, the
  * wide integer type, the per-day rate table) comes from a `SqlDialect`.
  */
-import { isDateDimension } from "@mdq/contract";
+import { isDateDimension, RECORD_FIELDS } from "@mdq/contract";
 import { BASE_CURRENCY, CURRENCIES, CURRENCY_CODES, type CurrencyCode } from "../currencies.js";
 import type {
   AggregateQuery,
@@ -118,6 +118,8 @@ const METRIC_COLUMNS: Record<Metric, string> = {
   REVENUE: "revenue_e4",
 };
 const MONEY_METRICS: ReadonlySet<Metric> = new Set(["SPEND", "REVENUE"]);
+/** The record fields in the schema's order (the export's columns). */
+const RECORD_FIELD_ORDER: readonly RecordField[] = RECORD_FIELDS;
 
 /** The grouping expression of a dimension (a DATE for the date dimensions). */
 function dimensionGroup(dimension: Dimension, dialect: SqlDialect): string {
@@ -575,6 +577,54 @@ function pastBoundary(
   };
   const first = keys[0]!;
   return `${first.expression} ${first.inclusive} ${first.value()} AND ${past(0)}`;
+}
+
+/**
+ * A planned export read (`planRecordsExport`): every record field as a column named for it, in
+ * `RECORD_FIELDS` order, money converted in SQL.
+ */
+export type PlannedExport = PlannedSql;
+
+/**
+ * Plans the bulk export's rows of `scope` (CONTRACT §7), ascending by (day, record id), after
+ * `position.after` when resuming: one column per `MarketingRecord` field, named for it (`date` as
+ * `YYYY-MM-DD`, counts as BIGINT, `conversions` and the amounts as the doubles GraphQL serves, the
+ * amounts converted as `marketingRecords` converts them: `convertedMinor`, half-even to the minor
+ * unit, then ÷ 10^minor units in a double, as record-money.ts does in JavaScript). The engines
+ * write these rows themselves (store/export/export-sql.ts); the read cannot lack a rate, for the
+ * export's facts refused the range first when one lacks (page-reads.ts `walkFacts`).
+ */
+export function planRecordsExport(
+  scope: RowScope,
+  currency: CurrencyCode,
+  dialect: SqlDialect,
+  position: PagePosition,
+): PlannedExport {
+  const target = targetOf(currency);
+  const statement = new Statement(dialect);
+  const rates = dayRatesCte(scope, statement);
+  const joins = rateJoins(target, statement);
+  let where = whereClause(scope, statement);
+  if (position.after)
+    where += ` AND ${pastBoundary([{ field: "DATE_DAY", direction: "ASC" }], position.after, target, statement)}`;
+  const column = (field: Exclude<RecordField, "spend" | "revenue" | "currency">) => {
+    if (field === "impressions" || field === "clicks") return `CAST(r.${field} AS BIGINT)`;
+    return recordColumn(field, dialect);
+  };
+  const columns = RECORD_FIELD_ORDER.map((field) => {
+    const expression =
+      field === "spend" || field === "revenue"
+        ? money(convertedMinor(MONEY_COLUMNS[field], target, dialect), target, dialect)
+        : field === "currency"
+          ? `CAST(${target.literal} AS VARCHAR)`
+          : column(field);
+    return `${expression} AS "${field}"`;
+  });
+  return {
+    sql: `WITH ${rates} SELECT ${columns.join(", ")} FROM records r ${joins} WHERE ${where}
+      ORDER BY r.date ASC, r.record_id ASC`,
+    params: statement.params,
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * A store that wraps another, typed: every `Store` method passes through `forward` (one place a
  * decorator hooks into all of them) to the wrapped store, and the wrapped store's capabilities
- * (`ParquetLoads`, `KeyRingStore`) are kept when it has them. A decorator (the page cache, the
+ * (`ParquetLoads`, `StagedLoads`, `KeyRingStore`) are kept when it has them. A decorator (the page cache, the
  * metered store) overrides what it changes; a method added to `Store` must be added here, which
  * the compiler enforces, instead of passing unseen through a Proxy.
  */
@@ -22,18 +22,23 @@ import {
   type ParquetLoads,
   type ReadinessFacts,
   type RecordsPage,
+  type StagedLoads,
   type Store,
   type StoredFileFormat,
   type StoredRecord,
   type StoredRecordsFile,
+  stagesLoads,
 } from "./store.js";
 
 type Row = Record<string, unknown>;
 
 /** Forwards every call to `inner`; subclasses override `forward` or single methods. */
-export class StoreDecorator implements Store, Partial<ParquetLoads>, Partial<KeyRingStore> {
+export class StoreDecorator
+  implements Store, Partial<ParquetLoads>, Partial<StagedLoads>, Partial<KeyRingStore>
+{
   readonly engine: Store["engine"];
   readonly replaceRecordsFromParquet?: ParquetLoads["replaceRecordsFromParquet"];
+  readonly replaceRecordsStaged?: StagedLoads["replaceRecordsStaged"];
   readonly readKeyRing?: KeyRingStore["readKeyRing"];
   readonly writeKeyRing?: KeyRingStore["writeKeyRing"];
   readonly swapKeyRing?: KeyRingStore["swapKeyRing"];
@@ -44,6 +49,12 @@ export class StoreDecorator implements Store, Partial<ParquetLoads>, Partial<Key
       this.replaceRecordsFromParquet = (brandId, path, origin) =>
         this.forward("replaceRecordsFromParquet", () =>
           inner.replaceRecordsFromParquet(brandId, path, origin),
+        );
+    }
+    if (stagesLoads(inner)) {
+      this.replaceRecordsStaged = (brandId, stage, origin, onReplacing) =>
+        this.forward("replaceRecordsStaged", () =>
+          inner.replaceRecordsStaged(brandId, stage, origin, onReplacing),
         );
     }
     if (keepsKeyRing(inner)) {

@@ -4,6 +4,7 @@
  * `RecordLoads`, `DataGeneration`, `StoreConnection`); `Store` is all of them. What only some
  * engines can do is a capability interface (`ParquetLoads`, `KeyRingStore`), checked once.
  */
+import type { DuckDBConnection } from "@duckdb/node-api";
 import type { MarketingRecord } from "@mdq/contract";
 import type { CurrencyCode } from "../currencies.js";
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
@@ -247,6 +248,31 @@ export interface Store extends StoreConnection, BrandDirectory, RecordReads, Rec
  */
 export interface ParquetLoads {
   replaceRecordsFromParquet(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary>;
+}
+
+/**
+ * Fills the staging table `staging` (`STAGING_COLUMNS` of record-replace.ts) on the engine's own
+ * DuckDB connection, inside the load's transaction; returns how many rows it holds.
+ */
+export type StageRecords = (connection: DuckDBConnection, staging: string) => Promise<number>;
+
+/**
+ * A capability of an engine that is DuckDB itself: a load's file is read and checked straight
+ * into a staging table of the load's own transaction (load/record-staging.ts), with no hand-over
+ * file. A failure of `stage` rolls the transaction back and is rethrown.
+ */
+export interface StagedLoads {
+  replaceRecordsStaged(
+    brandId: string,
+    stage: StageRecords,
+    origin: LoadOrigin,
+    onReplacing?: () => void,
+  ): Promise<LoadSummary>;
+}
+
+/** Whether `store` stages loads in its own database (checked once, where a load chooses its path). */
+export function stagesLoads(store: object): store is StagedLoads {
+  return typeof (store as Partial<StagedLoads>).replaceRecordsStaged === "function";
 }
 
 /**

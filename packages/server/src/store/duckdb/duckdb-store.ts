@@ -34,6 +34,8 @@ import type {
   LoadOrigin,
   LoadSummary,
   ParquetLoads,
+  StagedLoads,
+  StageRecords,
   Store,
   StoredRecord,
   StoredRecordsFile,
@@ -83,7 +85,7 @@ export async function openDuckDbStore(
 }
 
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
-export class DuckDbStore extends SqlStore implements Store, ParquetLoads, RecordExports {
+export class DuckDbStore extends SqlStore implements Store, ParquetLoads, StagedLoads, RecordExports {
   readonly engine = "duckdb" as const;
   protected readonly dialect = DUCKDB_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
@@ -349,6 +351,21 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Record
       ).getRowObjectsJS();
       return Number(row?.["n"] ?? 0);
     });
+  }
+
+  /** A load read and checked straight into a staging table of its own transaction (`StagedLoads`). */
+  async replaceRecordsStaged(
+    brandId: string,
+    stage: StageRecords,
+    origin: LoadOrigin,
+    onReplacing?: () => void,
+  ): Promise<LoadSummary> {
+    return this.replaceStaged(
+      brandId,
+      origin,
+      { sorted: false, ...(onReplacing ? { onReplacing } : {}) },
+      stage,
+    );
   }
 
   /**

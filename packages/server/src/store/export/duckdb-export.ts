@@ -1,11 +1,57 @@
 /**
  * The export's snapshot on DuckDB: a connection of its own (not one of the page readers, so a
- * slow client never starves GraphQL), one read transaction, and the rows streamed chunk by chunk
- * (`connection.stream` + `fetchChunk`: DuckDB produces the next chunk only when it is asked for).
+ * slow client never starves GraphQL) and one read transaction.
+ *
+ * The engine writes the body's bytes itself: `COPY (...) TO '<fifo>'` into a named pipe that Node
+ * reads (export-pipe.ts), so no value becomes a JavaScript value. The pipe is the backpressure:
+ * when the client reads slowly, the pipe fills and DuckDB's writer waits. Formats DuckDB does not
+ * write are streamed chunk by chunk (`connection.stream` + `fetchChunk`: DuckDB produces the next
+ * chunk only when it is asked for).
  */
-import type { DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
 import { snapshotReader } from "../duckdb/duckdb-store.js";
+import type { PlannedSql } from "../query-planner.js";
+import { openExportPipe } from "./export-pipe.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
+
+/**
+ * COPY options writing one text column as bare lines: a quote and a delimiter that no line holds
+ * (loads refuse control characters, and JSON escapes them), so no value is ever quoted.
+ */
+const LINES = "FORMAT csv, HEADER false, QUOTE '\u0001', DELIMITER '\u0002', USE_TMP_FILE false";
+
+/** `statements` written by DuckDB into a pipe, one COPY after another, read back as they come. */
+async function* copied(
+  connection: DuckDBConnection,
+  statements: Iterable<PlannedSql>,
+  options: string,
+): AsyncIterable<Uint8Array> {
+  const pipe = await openExportPipe();
+  let stopped = false;
+  const writing = (async () => {
+    for (const statement of statements)
+      if (!stopped)
+        await connection.run(
+          `COPY (${statement.sql}) TO '${pipe.path}' (${options})`,
+          statement.params as DuckDBValue[],
+        );
+  })();
+  // The writer's outcome ends the pipe: its end of data, or its failure.
+  writing.then(
+    () => pipe.endWriting(),
+    (error: unknown) => pipe.fail(error),
+  );
+  try {
+    yield* pipe.chunks();
+  } finally {
+    // A reader that stops early: DuckDB's statement is interrupted, what it still writes drained.
+    stopped = true;
+    connection.interrupt();
+    pipe.drain();
+    await writing.catch(() => undefined);
+    await pipe.close();
+  }
+}
 
 /** Opens a DuckDB export snapshot on a new connection of `instance`. */
 export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<ExportSnapshot> {
@@ -20,14 +66,18 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
   return {
     // An export reuses nothing across snapshots, so it never needs the generation.
     reader: snapshotReader(connection, async () => null),
-    async *stream(plan): AsyncIterable<ResultColumns> {
-      const result = await connection.stream(plan.sql, plan.params as DuckDBValue[]);
-      for (;;) {
-        const chunk = await result.fetchChunk();
-        if (chunk === null || chunk.rowCount === 0) return;
-        yield { rowCount: chunk.rowCount, columns: chunk.getColumns() };
+    async *stream(statements): AsyncIterable<ResultColumns> {
+      for (const statement of statements) {
+        const result = await connection.stream(statement.sql, statement.params as DuckDBValue[]);
+        for (;;) {
+          const chunk = await result.fetchChunk();
+          if (chunk === null || chunk.rowCount === 0) break;
+          yield { rowCount: chunk.rowCount, columns: chunk.getColumns() };
+        }
       }
     },
+    copyLines: (statements) => copied(connection, statements, LINES),
+    copyParquet: (statement) => copied(connection, [statement], "FORMAT parquet, USE_TMP_FILE false"),
     async end() {
       if (ended) return;
       ended = true;

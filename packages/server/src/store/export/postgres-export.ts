@@ -1,6 +1,8 @@
 /**
  * The export's snapshot on PostgreSQL: a pooled connection, one REPEATABLE READ READ ONLY
- * transaction, and the rows read through a cursor (pg-cursor) one batch at a time, as fast as the
+ * transaction. The text formats are written by the server itself, `COPY (...) TO STDOUT` read
+ * through pg-copy-streams (its stream pauses the connection's socket when the client reads
+ * slowly); the others are read through a cursor (pg-cursor) one batch at a time, as fast as the
  * client takes them. The statement timeout does not apply inside it (`SET LOCAL`): an export is
  * long by design and bounded instead by the instance's export slots (`MDQ_EXPORT_CONCURRENCY`).
  * However the export ends, the connection goes back to the pool, or is discarded when it cannot
@@ -9,10 +11,12 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type pg from "pg";
 import type { PoolClient } from "pg";
+import { to as copyTo } from "pg-copy-streams";
 import Cursor from "pg-cursor";
 import { storeError } from "../postgres/postgres-errors.js";
 import { UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
+import type { PlannedSql } from "../query-planner.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
 
 /** How long a cursor's close may take before its connection is given up. */
@@ -20,6 +24,23 @@ const CURSOR_CLOSE_WAIT_MS = 1000;
 
 /** Rows per cursor read: about a DuckDB chunk's worth of memory a few times over. */
 const CURSOR_ROWS = 8192;
+
+/**
+ * COPY options writing one text column as bare lines: a quote, a delimiter and a NULL marker
+ * that no line holds or is (loads refuse control characters, and JSON escapes them).
+ */
+const LINES = "FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02', NULL E'\\x03'";
+
+/**
+ * A planned statement with its parameters written in as literals: `COPY` takes no parameters.
+ * Each value is quoted by node-postgres's `escapeLiteral` (strings) or is a number the planner bound.
+ */
+function withLiterals(client: PoolClient, statement: PlannedSql): string {
+  return statement.sql.replace(/\$(\d+)/g, (_, position: string) => {
+    const value = statement.params[Number(position) - 1]!;
+    return typeof value === "string" ? client.escapeLiteral(value) : String(value);
+  });
+}
 
 /** Opens a PostgreSQL export snapshot on a connection of `pool`. */
 export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnapshot> {
@@ -59,37 +80,71 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       ...reader,
       run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
     },
-    async *stream(plan): AsyncIterable<ResultColumns> {
-      // node-postgres reads its client-side query timeout off the submitted query, when it is
-      // submitted, and would apply it to the cursor as a whole: an export is exempt.
-      const cursor = client.query(
-        Object.assign(new Cursor(plan.sql, plan.params, { rowMode: "array" }), UNBOUNDED_QUERY),
-      );
-      try {
-        for (;;) {
-          const rows = (await cursor.read(CURSOR_ROWS)) as unknown[][];
-          if (rows.length === 0) return;
-          const width = rows[0]!.length;
-          const columns = Array.from({ length: width }, () => new Array<unknown>(rows.length));
-          for (let row = 0; row < rows.length; row += 1) {
-            const values = rows[row]!;
-            for (let column = 0; column < width; column += 1) columns[column]![row] = values[column];
-          }
-          yield { rowCount: rows.length, columns };
-        }
-      } finally {
-        // A cursor whose connection died never hears `readyForQuery`, so its close never settles:
-        // wait a moment, then treat the connection as broken (discarded, not returned).
-        const closed = await Promise.race([
-          cursor.close().then(
-            () => true,
-            () => false,
+    async *copyLines(statements): AsyncIterable<Uint8Array> {
+      for (const statement of statements) {
+        const copy = client.query(
+          Object.assign(
+            copyTo(`COPY (${withLiterals(client, statement)}) TO STDOUT (${LINES})`),
+            UNBOUNDED_QUERY,
           ),
-          delay(CURSOR_CLOSE_WAIT_MS).then(() => false),
-        ]);
-        if (!closed) broken = true;
+        );
+        try {
+          yield* copy;
+        } catch (error) {
+          broken = true;
+          throw storeError(error);
+        } finally {
+          // Stopped early, the COPY is still running on the connection: it cannot be reused.
+          if (!copy.readableEnded) broken = true;
+        }
       }
     },
+    stream: (statements) =>
+      cursorRows(client, statements, () => {
+        broken = true;
+      }),
     end,
   };
+}
+
+/**
+ * The rows of `statements` through a cursor each, batch by batch; `onBroken` when a cursor does
+ * not close (its connection died).
+ */
+async function* cursorRows(
+  client: PoolClient,
+  statements: Iterable<PlannedSql>,
+  onBroken: () => void,
+): AsyncIterable<ResultColumns> {
+  for (const plan of statements) {
+    // node-postgres reads its client-side query timeout off the submitted query, when it is
+    // submitted, and would apply it to the cursor as a whole: an export is exempt.
+    const cursor = client.query(
+      Object.assign(new Cursor(plan.sql, plan.params, { rowMode: "array" }), UNBOUNDED_QUERY),
+    );
+    try {
+      for (;;) {
+        const rows = (await cursor.read(CURSOR_ROWS)) as unknown[][];
+        if (rows.length === 0) break;
+        const width = rows[0]!.length;
+        const columns = Array.from({ length: width }, () => new Array<unknown>(rows.length));
+        for (let row = 0; row < rows.length; row += 1) {
+          const values = rows[row]!;
+          for (let column = 0; column < width; column += 1) columns[column]![row] = values[column];
+        }
+        yield { rowCount: rows.length, columns };
+      }
+    } finally {
+      // A cursor whose connection died never hears `readyForQuery`, so its close never settles:
+      // wait a moment, then treat the connection as broken (discarded, not returned).
+      const closed = await Promise.race([
+        cursor.close().then(
+          () => true,
+          () => false,
+        ),
+        delay(CURSOR_CLOSE_WAIT_MS).then(() => false),
+      ]);
+      if (!closed) onBroken();
+    }
+  }
 }

@@ -1,25 +1,30 @@
 /**
  * The bulk export's read (CONTRACT §7): a brand's records of a range, ascending by (date, record
- * id), from ONE snapshot, in batches as the engine produces them. The SQL is the query planner's
- * keyset page of the day sort (`planRecordsPage`) over the whole range, and the money is converted
- * by `MoneyConverter` with the stored FX rates, exactly as `marketingRecords`' day-sort pages are:
- * the same numbers to the bit. Before the first row, the snapshot answers the data version, the
- * exact number of rows that follow, and the missing-rate verdict (`UNSUPPORTED_CURRENCY`).
+ * id), from ONE snapshot. Before the first row, the snapshot answers the data version, the exact
+ * number of rows that follow and the missing-rate verdict: the walk's own facts
+ * (page-reads.ts `walkFacts`, the same statement and rule as `marketingRecords`).
+ *
+ * The rows are the planner's export read (`planRecordsExport`, money converted in SQL as GraphQL
+ * converts it), cut into windows of whole days (`exportWindows`: a small first one, so the first
+ * byte comes early, then larger ones, so no statement sorts more than a window's rows), read one
+ * after another in the snapshot. The engine writes the bytes of NDJSON and CSV (and, on DuckDB,
+ * Parquet) itself (export-sql.ts); the other formats are written from typed batches
+ * (export/records-writer.ts).
  */
-import { type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { type ExportFormat, type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import type { CurrencyCode } from "../../currencies.js";
-import type { SnapshotReader } from "../page-reads.js";
+import { missingRateError, readFxHistory, type SnapshotReader, walkFacts } from "../page-reads.js";
 import {
-  type PlannedRecordsPage,
+  type PlannedExport,
+  type PlannedSql,
   planDataVersion,
-  planFxRates,
-  planRecordsDayCurrencies,
+  planRecordsExport,
   planRecordsPage,
   type SortBoundary,
 } from "../query-planner.js";
 import type { RecordsQuery, RowScope } from "../query-request.js";
-import { FxHistory, MoneyConverter } from "../record-money.js";
-import { MissingFxRateError } from "../store.js";
+import type { DayCount } from "../walk-memory.js";
+import { type LineFormat, NUMBER_FIELDS, planExportLines, planExportParquet } from "./export-sql.js";
 
 /** A validated export request: the rows of `scope` in `currency`, after `after` when resuming. */
 export interface ExportQuery {
@@ -41,6 +46,12 @@ export interface RecordExport {
   readonly rowCount: number;
   /** The store's data version of the range (decimal text; `pageInfo.dataVersion`'s number). */
   readonly dataVersion: string;
+  /**
+   * The body's rows in `format` as the engine writes them (NDJSON and CSV lines, CRLF for CSV,
+   * no header; a whole Parquet file), or null when the format is written from `batches`. Iterate
+   * once; ending early closes the export.
+   */
+  engineBody(format: ExportFormat): AsyncIterable<Uint8Array> | null;
   /** The rows in (date, record id) order; iterate once. Ending the iteration early closes the export. */
   batches(): AsyncIterable<ExportBatch>;
   close(): Promise<void>;
@@ -66,39 +77,75 @@ export interface ResultColumns {
   columns: readonly (readonly unknown[])[];
 }
 
-/** One engine's snapshot for an export: planned reads, then one planned statement streamed. */
+/** One engine's snapshot for an export: planned reads, then the rows' statements, one after another. */
 export interface ExportSnapshot {
   reader: SnapshotReader;
-  /** Streams a planned statement's result in chunks, with the consumer's pace (backpressure). */
-  stream(plan: PlannedRecordsPage): AsyncIterable<ResultColumns>;
+  /** Streams planned statements' results in chunks, with the consumer's pace (backpressure). */
+  stream(statements: Iterable<PlannedSql>): AsyncIterable<ResultColumns>;
+  /**
+   * The rows of planned statements of one text column, written by the engine as lines (each
+   * value, then `\n`), statement after statement, with the consumer's pace.
+   */
+  copyLines(statements: Iterable<PlannedSql>): AsyncIterable<Uint8Array>;
+  /** A planned statement's rows written by the engine as a Parquet file; absent when it cannot. */
+  copyParquet?(statement: PlannedSql): AsyncIterable<Uint8Array>;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
 }
 
-/** Every record field, in the order the export writes them. */
-const ALL_FIELDS: readonly RecordField[] = RECORD_FIELDS;
+/** Rows of the first window: few, so that the first byte comes early. */
+const FIRST_WINDOW_ROWS = 4096;
+/** Rows of a later window: enough that a statement's start costs little against its rows. */
+const WINDOW_ROWS = 65_536;
 
-/** The planner's request for the export's rows: every field, the day sort ascending, one page of `rows`. */
-function recordsQueryOf(query: ExportQuery, scope: RowScope, rows: number): RecordsQuery {
-  return {
-    scope,
-    currency: query.currency,
-    fields: ALL_FIELDS,
-    sort: [{ field: "DATE_DAY", direction: "ASC" }],
-    page: { page: 1, pageSize: rows },
-  };
-}
-
-/** The row an export resumes after, as the planner's boundary of the day sort. */
-function boundaryOf(after: { date: string; recordId: string }): SortBoundary {
-  return { keys: [after.date], recordId: after.recordId };
+/** A range of whole days read by one statement. */
+interface ExportWindow {
+  from: string;
+  to: string;
 }
 
 /**
- * Opens an export on `snapshot`: reads the data version, the rows per day and source currency
- * (the count, and the missing-rate verdict of `marketingRecords`: the least `CUR YYYY-MM-DD` whose
- * conversion lacks a rate, naming the source currency when its rate lacks, else the target), the
- * FX history, and plans the rows. On any failure the snapshot is ended before the error is thrown.
+ * `days` (rows per day, ascending) cut into windows of whole days: the first of about
+ * `FIRST_WINDOW_ROWS` rows, the others of about `WINDOW_ROWS` (a day is never split, so a day
+ * larger than that is a window of its own). No days: one window, the whole range.
+ */
+export function exportWindows(
+  days: readonly DayCount[],
+  scope: { from: string; to: string },
+): ExportWindow[] {
+  const windows: ExportWindow[] = [];
+  let from = scope.from;
+  let rows = 0;
+  for (const [index, day] of days.entries()) {
+    rows += day.rows;
+    const limit = windows.length === 0 ? FIRST_WINDOW_ROWS : WINDOW_ROWS;
+    const next = days[index + 1];
+    if (next === undefined) break;
+    if (rows + next.rows > limit) {
+      windows.push({ from, to: day.day });
+      from = next.day;
+      rows = 0;
+    }
+  }
+  windows.push({ from, to: scope.to });
+  return windows;
+}
+
+/** The rows of `query.after`'s day after it: counted once, when a resumed export opens. */
+function afterDayQuery(query: ExportQuery, after: { date: string }): RecordsQuery {
+  return {
+    scope: { ...query.scope, from: after.date, to: after.date },
+    currency: query.currency,
+    fields: ["recordId"],
+    sort: [{ field: "DATE_DAY", direction: "ASC" }],
+    page: { page: 1, pageSize: Number.MAX_SAFE_INTEGER },
+  };
+}
+
+/**
+ * Opens an export on `snapshot`: reads the walk's facts (the rows per day and source currency: the
+ * count and the missing-rate verdict of `marketingRecords`), the data version, and plans the rows.
+ * On any failure the snapshot is ended before the error is thrown.
  */
 export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): Promise<RecordExport> {
   try {
@@ -106,52 +153,68 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
     const dialect = reader.dialect;
     const versionTable = await reader.run(planDataVersion(query.scope, dialect));
     const dataVersion = String(versionTable.rowCount === 0 ? 0 : (versionTable.value(0, 0) ?? 0));
-    const rates = await reader.run(planFxRates(dialect));
-    const history = new FxHistory(
-      Array.from({ length: rates.rowCount }, (_, index) => ({
-        currency: String(rates.value(index, 0)),
-        date: String(rates.value(index, 1)),
-        rateE6: BigInt(rates.value(index, 2) as bigint | string | number),
-      })),
-    );
-    const perDay = await reader.run(planRecordsDayCurrencies(recordsQueryOf(query, query.scope, 1), dialect));
-    const after = query.after as { date: string; recordId: string } | null;
-    let rowCount = 0;
-    let sample: string | null = null;
-    for (let index = 0; index < perDay.rowCount; index += 1) {
-      const day = String(perDay.value(index, 0));
-      const currency = String(perDay.value(index, 1));
-      if (after === null || day > after.date) rowCount += Number(perDay.value(index, 2));
-      if (currency === query.currency) continue;
-      const sourceRate = history.rateOn(currency, day);
-      if (sourceRate !== undefined && history.rateOn(query.currency, day) !== undefined) continue;
-      const missing = `${sourceRate === undefined ? currency : query.currency} ${day}`;
-      if (sample === null || missing < sample) sample = missing;
-    }
+    const walkQuery: RecordsQuery = {
+      scope: query.scope,
+      currency: query.currency,
+      fields: RECORD_FIELDS,
+      sort: [{ field: "DATE_DAY", direction: "ASC" }],
+      page: { page: 1, pageSize: 1 },
+    };
     // The whole range's verdict: a resumed export refuses as the first did.
-    if (sample !== null) throw new MissingFxRateError(sample.slice(0, 3), sample.slice(4));
-    if (after !== null && after.date >= query.scope.from && after.date <= query.scope.to) {
-      const day = { ...query.scope, from: after.date, to: after.date };
-      const idsOnly = {
-        ...recordsQueryOf(query, day, Number.MAX_SAFE_INTEGER),
-        fields: ["recordId"] as const,
-      };
-      rowCount += (await reader.run(planRecordsPage(idsOnly, dialect, { after: boundaryOf(after) })))
-        .rowCount;
+    const facts = await walkFacts(reader, walkQuery, null, () => readFxHistory(reader));
+    if (facts.count.missingRate !== null) throw missingRateError(facts.count.missingRate);
+    const after = query.after;
+    let days = facts.days;
+    let rowCount = facts.count.total;
+    let boundary: SortBoundary | null = null;
+    if (after !== null) {
+      days = days.filter((day) => day.day > after.date);
+      rowCount = days.reduce((sum, day) => sum + day.rows, 0);
+      if (after.date >= query.scope.from && after.date <= query.scope.to) {
+        boundary = { keys: [after.date], recordId: after.recordId };
+        const rest = await reader.run(
+          planRecordsPage(afterDayQuery(query, after), dialect, { after: boundary }),
+        );
+        if (rest.rowCount > 0) days = [{ day: after.date, rows: rest.rowCount }, ...days];
+        rowCount += rest.rowCount;
+      }
     }
-    const converter = new MoneyConverter(query.currency, history);
-    const from = after && after.date > query.scope.from ? after.date : query.scope.from;
-    const plan = planRecordsPage(
-      recordsQueryOf(query, { ...query.scope, from }, Math.max(rowCount, 0)),
-      dialect,
-      {
-        after: after === null ? null : boundaryOf(after),
-      },
+    const windows = rowCount === 0 ? [] : exportWindows(days, { from: days[0]!.day, to: query.scope.to });
+    const plans = windows.map((window, index) =>
+      planRecordsExport({ ...query.scope, ...window }, query.currency, dialect, {
+        after: index === 0 ? boundary : null,
+      }),
     );
-    return new SnapshotExport(snapshot, plan, converter, query.currency, rowCount, dataVersion);
+    const whole =
+      rowCount === 0
+        ? null
+        : planRecordsExport({ ...query.scope, from: days[0]!.day }, query.currency, dialect, {
+            after: boundary,
+          });
+    return new SnapshotExport(snapshot, plans, whole, query.currency, rowCount, dataVersion);
   } catch (error) {
     await snapshot.end();
     throw error;
+  }
+}
+
+/** `\n` line ends as CSV's `\r\n` (a CSV line holds no other LF: loads refuse control characters). */
+async function* crlf(chunks: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  for await (const chunk of chunks) {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let lines = 0;
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines += 1;
+    const out = Buffer.allocUnsafe(bytes.length + lines);
+    let from = 0;
+    let to = 0;
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) {
+      to += bytes.copy(out, to, from, at);
+      out[to++] = 13;
+      out[to++] = 10;
+      from = at + 1;
+    }
+    to += bytes.copy(out, to, from);
+    yield out;
   }
 }
 
@@ -161,66 +224,57 @@ class SnapshotExport implements RecordExport {
 
   constructor(
     private readonly snapshot: ExportSnapshot,
-    private readonly plan: PlannedRecordsPage,
-    private readonly converter: MoneyConverter,
+    /** The rows' statements, window after window. */
+    private readonly plans: readonly PlannedExport[],
+    /** The rows in one statement (a Parquet file is written whole), or null without rows. */
+    private readonly whole: PlannedExport | null,
     private readonly currency: CurrencyCode,
     readonly rowCount: number,
     readonly dataVersion: string,
   ) {}
 
-  async *batches(): AsyncIterable<ExportBatch> {
-    if (this.started) throw new Error("an export's rows are read once");
-    this.started = true;
-    try {
-      if (this.rowCount === 0) return;
-      for await (const chunk of this.snapshot.stream(this.plan)) {
-        if (chunk.rowCount > 0) yield this.batchOf(chunk);
-      }
-    } finally {
-      await this.snapshot.end();
+  engineBody(format: ExportFormat): AsyncIterable<Uint8Array> | null {
+    const dialect = this.snapshot.reader.dialect;
+    if (format === "ndjson" || format === "csv") {
+      const lines = this.plans.map((plan) => planExportLines(plan, format as LineFormat, dialect));
+      const body = this.snapshot.copyLines(lines);
+      return this.once(format === "csv" ? crlf(body) : body);
     }
+    if (format === "parquet" && this.snapshot.copyParquet && this.whole !== null)
+      return this.once(this.snapshot.copyParquet(planExportParquet(this.whole, this.currency)));
+    return null;
+  }
+
+  batches(): AsyncIterable<ExportBatch> {
+    return this.once(this.batchesOf(this.snapshot.stream(this.plans)));
   }
 
   close(): Promise<void> {
     return this.snapshot.end();
   }
 
-  /** A chunk's columns as record fields, amounts converted as `marketingRecords` converts them. */
-  private batchOf(chunk: ResultColumns): ExportBatch {
-    const { fields, boundaryColumns, sourceCurrencyColumn } = this.plan;
-    const column = (field: RecordField) => chunk.columns[fields.indexOf(field)]!;
-    const days = chunk.columns[boundaryColumns.date]!;
-    const sources = chunk.columns[sourceCurrencyColumn]!;
-    const money = (field: "spend" | "revenue") => {
-      const amounts = column(field);
-      const converted = new Array<number>(chunk.rowCount);
-      for (let row = 0; row < chunk.rowCount; row += 1) {
-        const value = this.converter.convert(amounts[row], String(sources[row]), String(days[row]));
-        // The count found every rate the range needs before the first row (rule 7).
-        if (value === null) throw new MissingFxRateError(String(sources[row]), String(days[row]));
-        converted[row] = value;
+  /** Iterates `body` once, then ends the snapshot however the iteration ends. */
+  private async *once<Item>(body: AsyncIterable<Item>): AsyncIterable<Item> {
+    if (this.started) throw new Error("an export's rows are read once");
+    this.started = true;
+    try {
+      if (this.rowCount === 0) return;
+      yield* body;
+    } finally {
+      await this.snapshot.end();
+    }
+  }
+
+  /** Each chunk's columns as record fields (the export read's columns are the fields, in order). */
+  private async *batchesOf(chunks: AsyncIterable<ResultColumns>): AsyncIterable<ExportBatch> {
+    for await (const chunk of chunks) {
+      if (chunk.rowCount === 0) continue;
+      const columns = {} as Record<RecordField, unknown[]>;
+      for (const [index, field] of RECORD_FIELDS.entries()) {
+        const values = chunk.columns[index]!;
+        columns[field] = NUMBER_FIELDS.has(field) ? values.map(Number) : values.map(String);
       }
-      return converted;
-    };
-    const numbers = (field: RecordField) => column(field).map(Number);
-    const texts = (field: RecordField) => column(field).map(String);
-    return {
-      rowCount: chunk.rowCount,
-      columns: {
-        recordId: texts("recordId"),
-        date: texts("date"),
-        market: texts("market"),
-        dataSource: texts("dataSource"),
-        channel: texts("channel"),
-        campaignId: texts("campaignId"),
-        campaignName: texts("campaignName"),
-        impressions: numbers("impressions"),
-        clicks: numbers("clicks"),
-        spend: money("spend"),
-        conversions: numbers("conversions"),
-        revenue: money("revenue"),
-        currency: new Array<CurrencyCode>(chunk.rowCount).fill(this.currency),
-      },
-    };
+      yield { rowCount: chunk.rowCount, columns: columns as unknown as ExportBatch["columns"] };
+    }
   }
 }

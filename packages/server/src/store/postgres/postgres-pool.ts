@@ -27,6 +27,18 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** Client-side slack over the server's statement timeout before a query is given up. */
 const CLIENT_TIMEOUT_SLACK_MS = 5_000;
 
+/**
+ * The settings of every session of a store (libpq `options`; the growth bench gives the engine's
+ * own SQL the same ones):
+ * - `jit=off`: JIT compilation costs tens of milliseconds and pays off only on queries far longer
+ *   than a page or a 90-day aggregate; the per-day rate table's estimates could trigger it.
+ * - `enable_mergejoin=off`: every join MDQ makes meets a range's rows with a small table (the
+ *   per-day rates, a day's counts). Grouped by campaign, the planner underestimates the partial
+ *   sums tenfold (62 k for 621 k at scale 150) and picks merge joins that sort, and spill, the
+ *   whole window; a hash join of the small side does the same in one pass (bench/README.md).
+ */
+export const POSTGRES_SESSION_OPTIONS = "-c jit=off -c enable_mergejoin=off";
+
 /** Opens (lazily: no connection is made yet) the pool of a store. */
 export function createPostgresPool(options: PostgresConnectionOptions): pg.Pool {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
@@ -39,9 +51,7 @@ export function createPostgresPool(options: PostgresConnectionOptions): pg.Pool 
     query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_SLACK_MS,
     keepAlive: true,
     application_name: "mdq",
-    // JIT compilation costs tens of milliseconds and pays off only on queries far longer than a
-    // page or a 90-day aggregate; the per-day rate table's estimates could trigger it.
-    options: "-c jit=off",
+    options: POSTGRES_SESSION_OPTIONS,
   });
   const report = options.onConnectionError ?? (() => undefined);
   // An idle client's error arrives here; without a listener it would be thrown.

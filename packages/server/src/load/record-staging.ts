@@ -1,0 +1,187 @@
+/**
+ * A load's fast path (issue 19): the records file read by DuckDB in one statement straight into a
+ * staging table of stored columns (`STAGING_COLUMNS`), every rule of `record-rules.ts` evaluated
+ * in that same statement as one flag per row, then one scan of the table that checks the flags,
+ * the vocabularies and the duplicate keys. On the DuckDB store the table is a temporary table of
+ * the load's own transaction; for PostgreSQL it is in a scratch DuckDB, written out for COPY.
+ *
+ * This path only tells a clean file from one that is not (`RecordsNotClean`). A file that is not
+ * clean is read again by `readRecordsFile` (records-file.ts), which names every problem's line,
+ * column and reason: the messages have one source, and a clean file pays for none of it.
+ */
+import type { DuckDBConnection } from "@duckdb/node-api";
+import type { LoadFormat } from "@mdq/contract";
+import { isCalendarDate } from "@mdq/contract";
+import { STAGING_COLUMNS } from "../store/record-replace.js";
+import { csvFieldColumn, quoteIdentifier, sqlString } from "./file-staging.js";
+import { RecordsFileError } from "./load-errors.js";
+import type { LoadProgressReporter } from "./load-progress.js";
+import { COLUMN_RULES, floatPrecisionRule, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
+import { csvColumns, ndjsonColumns, parquetColumns } from "./record-stagers.js";
+import { recordIdOf, storedColumns } from "./records-reader.js";
+
+/** The fast check found a problem (or could not read the file): the file must be diagnosed. */
+export class RecordsNotClean extends Error {
+  override readonly name = "RecordsNotClean";
+}
+
+/** A clean file staged: its rows and its distinct days, ascending. */
+export interface StagedRecords {
+  rows: number;
+  days: string[];
+}
+
+/** What a records file's read needs: the checked request of `readRecordsFile`. */
+export interface StagingRequest {
+  path: string;
+  format: LoadFormat;
+  mapping: Partial<Record<string, string>>;
+}
+
+/** The file's rows as canonical VARCHAR columns: a SELECT list over a FROM clause. */
+interface FileSource {
+  select: string[];
+  from: string;
+  /** Where record ids come from: a column of the file, the natural key, or per row (NDJSON keys). */
+  recordId: "file" | "derived" | "per-row";
+  floatSources: Partial<Record<RecordColumn, string>>;
+}
+
+/** The columns whose vocabulary is checked in TypeScript, over their distinct values. */
+const VOCABULARY_COLUMNS = ["market", "data_source", "channel", "currency"] as const;
+
+/** A date as the contract writes it: checked here by shape and by DuckDB's calendar. */
+const badDate = (x: string) =>
+  `NOT regexp_full_match(${x}, '[0-9]{4}-[0-9]{2}-[0-9]{2}') OR TRY_CAST(${x} AS DATE) IS NULL`;
+
+/**
+ * Reads the file into the new table `staging` on `connection` and checks it. Resolves with its
+ * rows and days when every rule holds; rejects with `RecordsNotClean` otherwise (the table may be
+ * left behind: the caller's transaction or scratch database drops it), or with a
+ * `RecordsFileError` for a problem of the file as a whole (its header, a missing column).
+ */
+export async function stageRecords(
+  connection: DuckDBConnection,
+  staging: string,
+  request: StagingRequest,
+  progress?: LoadProgressReporter,
+): Promise<StagedRecords> {
+  const source = await fileSource(connection, request).catch((error: unknown) => {
+    if (error instanceof RecordsFileError) throw error;
+    // DuckDB cannot read the file's columns (a Parquet file that is not one).
+    throw new RecordsNotClean(error instanceof Error ? error.message : String(error));
+  });
+  const recordId =
+    source.recordId === "per-row"
+      ? `CASE WHEN record_id IS NULL THEN ${recordIdOf(false)} ELSE record_id END`
+      : recordIdOf(source.recordId === "file");
+  const given = source.recordId === "per-row" ? ", record_id IS NOT NULL AS id_given" : "";
+  await progress?.watchReading(connection);
+  try {
+    await connection.run(
+      `CREATE TEMP TABLE ${staging} AS
+        SELECT ${storedColumns(recordId, "TRY_CAST")}, ${badRow(source)} AS bad${given}
+        FROM (SELECT ${source.select.join(", ")} FROM ${source.from})`,
+      [request.path],
+    );
+  } catch (error) {
+    // The file does not parse as its format (a broken CSV row, a line that is not JSON).
+    progress?.stop();
+    throw new RecordsNotClean(error instanceof Error ? error.message : String(error));
+  }
+  const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${staging}`);
+  const rows = Number(counted.getColumnsJS()[0]![0]);
+  progress?.read(rows);
+  if (rows === 0) throw new RecordsNotClean("the file holds no records");
+  const checks = await connection.runAndReadAll(
+    `SELECT count_if(bad) AS bad,
+      ${VOCABULARY_COLUMNS.map((column) => `list(DISTINCT ${column}) AS ${column}`).join(", ")},
+      list(DISTINCT strftime(date, '%Y-%m-%d')) AS days,
+      count(DISTINCT record_id) AS ids, count(DISTINCT (date, market, data_source, campaign_id)) AS keys,
+      ${given ? "count_if(id_given)" : "0"} AS given
+    FROM ${staging}`,
+  );
+  const found = checks.getRowObjectsJS()[0]!;
+  const days = (found["days"] as string[]).sort();
+  const clean =
+    Number(found["bad"]) === 0 &&
+    Number(found["keys"]) === rows &&
+    (source.recordId !== "file" || Number(found["ids"]) === rows) &&
+    (source.recordId !== "per-row" || [0, rows].includes(Number(found["given"]))) &&
+    (source.recordId !== "per-row" || Number(found["given"]) === 0 || Number(found["ids"]) === rows) &&
+    days.every(isCalendarDate) &&
+    VOCABULARY_COLUMNS.every((column) =>
+      (found[column] as string[]).every((value) =>
+        COLUMN_RULES[column].every((rule) => rule.kind === "sql" || rule.valid(value)),
+      ),
+    );
+  if (!clean) throw new RecordsNotClean("the file has problems");
+  return { rows, days };
+}
+
+/** The staged rows in stored columns, sorted as the store keeps them (for a stored-records file). */
+export function storedRowsOf(staging: string): string {
+  return `SELECT ${STAGING_COLUMNS.join(", ")} FROM ${staging} ORDER BY date, record_id`;
+}
+
+/**
+ * The flag of a row breaking any rule: a missing value, a SQL rule (`COLUMN_RULES`), an amount
+ * read from a binary float with more digits than it holds, a date that is not a calendar day.
+ * Vocabularies are checked over distinct values after (`stageRecords`).
+ */
+function badRow(source: FileSource): string {
+  const terms = RECORD_COLUMNS.filter(
+    (column) => column !== "record_id" || source.recordId === "file",
+  ).flatMap((column) => {
+    const floatSource = source.floatSources[column];
+    const rules = floatSource
+      ? [...COLUMN_RULES[column], floatPrecisionRule(floatSource)]
+      : COLUMN_RULES[column];
+    return [
+      `${column} IS NULL OR ${column} = ''`,
+      ...rules.flatMap((rule) => (rule.kind === "sql" ? [rule.bad(column)] : [])),
+      ...(column === "date" ? [badDate(column)] : []),
+    ];
+  });
+  if (source.recordId === "per-row") {
+    // Ids given on some rows only are caught by the count after; a given id obeys its rules.
+    const idRules = COLUMN_RULES.record_id.flatMap((rule) =>
+      rule.kind === "sql" ? [rule.bad("record_id")] : [],
+    );
+    terms.push(`record_id IS NOT NULL AND (record_id = '' OR ${idRules.join(" OR ")})`);
+  }
+  return `coalesce(${terms.map((term) => `(${term})`).join(" OR ")}, true)`;
+}
+
+/** How each format's rows are read: DuckDB's own reader, the fields as canonical VARCHAR columns. */
+async function fileSource(connection: DuckDBConnection, request: StagingRequest): Promise<FileSource> {
+  const { path, mapping } = request;
+  if (request.format === "csv") {
+    const { header, columns } = await csvColumns(path, mapping);
+    const types = header.map((_, index) => `'${csvFieldColumn(index)}': 'VARCHAR'`);
+    return {
+      select: [...columns].map(([column, field]) => `${field} AS ${column}`),
+      from: `read_csv($1, auto_detect = false, header = true, columns = {${types.join(", ")}},
+        delim = ',', quote = '"', escape = '"', comment = '')`,
+      recordId: columns.has("record_id") ? "file" : "derived",
+      floatSources: {},
+    };
+  }
+  if (request.format === "ndjson") {
+    const { structure, select, floatSources } = ndjsonColumns(mapping, quoteIdentifier);
+    const types = Object.entries(structure).map(([key, type]) => `${sqlString(key)}: '${type}'`);
+    return {
+      select,
+      from: `read_ndjson($1, columns = {${types.join(", ")}})`,
+      recordId: mapping["record_id"] === undefined ? "per-row" : "file",
+      floatSources,
+    };
+  }
+  const { columns, select, floatSources } = await parquetColumns(connection, path, mapping);
+  return {
+    select,
+    from: "read_parquet($1)",
+    recordId: columns.has("record_id") ? "file" : "derived",
+    floatSources,
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * A records file into the store: the whole of `mdq load` after its request is checked (CONTRACT
+ * §4). The fast path (record-staging.ts) reads and checks the file in DuckDB straight into a
+ * staging table: the DuckDB store's own, inside the load's transaction; for PostgreSQL a scratch
+ * DuckDB's, handed over as a CSV file for COPY. A file the fast check does not pass is read again
+ * by `readRecordsFile`, which rejects it naming its problems; should it find none (the fast check
+ * is the stricter in corner cases, such as a date before the year 1000), the load goes on from
+ * that read. Either way the store replaces the brand's rows in one transaction: all or nothing.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type LoadOrigin, type LoadSummary, type RecordLoads, stagesLoads } from "../store/store.js";
+import { openScratch } from "./file-staging.js";
+import type { LoadProgressReporter } from "./load-progress.js";
+import { RecordsNotClean, type StagingRequest, stageRecords, storedRowsOf } from "./record-staging.js";
+import { readRecordsFile } from "./records-file.js";
+import { copyStoredRows } from "./records-reader.js";
+
+/** Loads the file of `request` into `store` for `brandId`; returns the load's summary. */
+export async function loadRecordsFile(
+  store: RecordLoads,
+  brandId: string,
+  request: StagingRequest,
+  origin: LoadOrigin,
+  progress: LoadProgressReporter,
+): Promise<LoadSummary> {
+  const onReplacing = () => progress.phase("replacing");
+  try {
+    if (stagesLoads(store)) {
+      const stage = async (connection: Parameters<typeof stageRecords>[0], staging: string) =>
+        (await stageRecords(connection, staging, request, progress)).rows;
+      return await store.replaceRecordsStaged(brandId, stage, origin, onReplacing);
+    }
+    return await handOver(store, brandId, origin, onReplacing, async (target) => {
+      const scratch = await openScratch();
+      try {
+        await stageRecords(scratch.connection, "staged_records", request, progress);
+        progress.phase("writing");
+        await copyStoredRows(
+          scratch.connection,
+          storedRowsOf("staged_records"),
+          target,
+          store.storedFileFormat,
+        );
+      } finally {
+        scratch.close();
+      }
+    });
+  } catch (error) {
+    if (!(error instanceof RecordsNotClean)) throw error;
+  }
+  const { path, format, mapping } = request;
+  const file = await readRecordsFile(path, { format, mapping, progress });
+  return handOver(store, brandId, origin, onReplacing, async (target) => {
+    try {
+      progress.phase("writing");
+      await file.exportStored(target, store.storedFileFormat);
+    } finally {
+      file.close();
+    }
+  });
+}
+
+/**
+ * `write` puts the checked rows in a file of the store's stored-records format and closes its
+ * scratch DuckDB before the store's transaction, so that the two never hold memory at once; then
+ * the store reads the file itself.
+ */
+async function handOver(
+  store: RecordLoads,
+  brandId: string,
+  origin: LoadOrigin,
+  onReplacing: () => void,
+  write: (target: string) => Promise<void>,
+): Promise<LoadSummary> {
+  const directory = await mkdtemp(join(tmpdir(), "mdq-load-"));
+  try {
+    const target = join(directory, `records.${store.storedFileFormat}`);
+    await write(target);
+    return await store.replaceRecordsFromStoredFile(
+      brandId,
+      { path: target, sorted: true, onReplacing },
+      origin,
+    );
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * A named pipe (FIFO) an engine writes an export into by path, read by Node as a stream: the
+ * engine's writer blocks while the pipe is full, so the client's pace is the writer's.
+ *
+ * The read end is opened first (non-blocking, so opening needs no writer), then a write end Node
+ * holds itself: the reader sees no end of data between the engine's statements (each opens and
+ * closes the path), only once Node closes its own write end after the last one (`endWriting`).
+ * `mkfifo` is the coreutils command (Node has no call for it), run once per export.
+ */
+import { execFile } from "node:child_process";
+import { closeSync, constants, openSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** An export's pipe: its path for the engine, its bytes for Node. */
+export interface ExportPipe {
+  readonly path: string;
+  /** The bytes written into the pipe, until the writing ends or fails. */
+  chunks(): AsyncIterable<Uint8Array>;
+  /** The engine has written everything: the reader ends once it has read it. */
+  endWriting(): void;
+  /** The writing failed: the reader fails with `error`. */
+  fail(error: unknown): void;
+  /**
+   * Reads and drops whatever is written from now on: a reader that stopped early keeps the pipe
+   * open until the engine's statement has stopped, so the engine never waits on a full pipe, nor
+   * on opening a pipe without a reader, nor fails on a broken one.
+   */
+  drain(): void;
+  /** Closes both ends and removes the pipe (idempotent). */
+  close(): Promise<void>;
+}
+
+/** Makes a pipe in a new private directory and opens its ends. */
+export async function openExportPipe(): Promise<ExportPipe> {
+  const directory = await mkdtemp(join(tmpdir(), "mdq-export-"));
+  const path = join(directory, "rows");
+  let reader: Socket;
+  let writer: number | null;
+  try {
+    await run("mkfifo", ["-m", "600", path]);
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    reader = new Socket({ fd, readable: true, writable: false });
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  }
+  const closeWriter = () => {
+    if (writer === null) return;
+    closeSync(writer);
+    writer = null;
+  };
+  let closed = false;
+  return {
+    path,
+    // Not destroyed when the consumer stops early: `drain` reads on.
+    chunks: () => reader.iterator({ destroyOnReturn: false }),
+    endWriting: closeWriter,
+    fail(error) {
+      reader.destroy(error instanceof Error ? error : new Error(String(error)));
+    },
+    drain() {
+      // Nobody reads the pipe any more: a later failure of the writer is no one's to hear.
+      reader.on("error", () => undefined);
+      reader.on("data", () => undefined);
+      reader.resume();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      reader.destroy();
+      closeWriter();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The export's rows as the engines write them (CONTRACT §7): each NDJSON or CSV row as one text
+ * value built in SQL over the planner's export read (`planRecordsExport`), and the Parquet columns
+ * typed for the file. The engine writes the bytes itself (DuckDB `COPY ... TO`, PostgreSQL
+ * `COPY ... TO STDOUT`), so no value becomes a JavaScript value on the way.
+ *
+ * Each value's text is exactly what `marketingRecords` gives, as JavaScript prints it:
+ * - strings: JSON-quoted by the engine's `to_json`, which escapes `"` and `\` as `JSON.stringify`
+ *   does (and control characters, which loads refuse anyway); other characters are written as they
+ *   are, as `JSON.stringify` writes them;
+ * - counts (at most 2147483647, load rules) as their digits;
+ * - doubles (`jsNumberText`): the engines print the same shortest round-trip digits as JavaScript;
+ *   only the notation differs (DuckDB's `12.0`, either engine's `1.6e+16` where JavaScript writes
+ *   the digits out below 1e21), and is rewritten here.
+ * - CSV cells: formula-like text neutralised (`FORMULA_TRIGGERS`, the contract's one rule), then
+ *   quoted as csv-stringify quotes (a comma, quote, CR or LF inside; quotes doubled).
+ */
+import {
+  CURRENCIES,
+  type CurrencyCode,
+  FORMULA_TRIGGERS,
+  RECORD_FIELDS,
+  type RecordField,
+} from "@mdq/contract";
+import type { PlannedExport } from "../query-planner.js";
+import type { SqlDialect } from "../sql-dialect.js";
+
+/** A layout the engines write one text value per row for. */
+export type LineFormat = "ndjson" | "csv";
+
+/** The record fields that are numbers (the others are text). */
+export const NUMBER_FIELDS: ReadonlySet<RecordField> = new Set([
+  "impressions",
+  "clicks",
+  "spend",
+  "conversions",
+  "revenue",
+]);
+const COUNT_FIELDS: ReadonlySet<RecordField> = new Set(["impressions", "clicks"]);
+
+/** A string literal of SQL for a fixed text of this module (no value ever enters SQL text). */
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** `text` (a double's engine text) written out as JavaScript writes numbers below 1e21. */
+function expandedExponent(text: string): string {
+  const mantissa = `split_part(${text}, 'e+', 1)`;
+  const exponent = `CAST(split_part(${text}, 'e+', 2) AS INTEGER)`;
+  const digits = `replace(replace(${mantissa}, '-', ''), '.', '')`;
+  const sign = `CASE WHEN left(${mantissa}, 1) = '-' THEN '-' ELSE '' END`;
+  const whole = `${exponent} + 1`;
+  return `${sign} || CASE WHEN length(${digits}) <= ${whole}
+      THEN ${digits} || repeat('0', ${whole} - length(${digits}))
+      ELSE left(${digits}, ${whole}) || '.' || substr(${digits}, ${whole} + 1) END`;
+}
+
+/**
+ * A double column as JavaScript's `String(number)` writes it. Below 1e15 both engines write the
+ * shortest round-trip digits without an exponent, DuckDB with a `.0` on whole numbers; at 1e15 and
+ * up to 1e21 they may use an exponent that JavaScript does not. The values never fall below 1e-4
+ * but for zero (a count of ten-thousandths), where the notations differ again.
+ */
+export function jsNumberText(column: string, dialect: SqlDialect): string {
+  const text = `CAST(${column} AS VARCHAR)`;
+  const common =
+    dialect.engine === "duckdb"
+      ? `CASE WHEN ${column} = trunc(${column}) THEN CAST(CAST(${column} AS BIGINT) AS VARCHAR) ELSE ${text} END`
+      : text;
+  const large = `CASE WHEN strpos(${text}, 'e+') > 0 THEN ${expandedExponent(text)}
+      WHEN right(${text}, 2) = '.0' THEN left(${text}, length(${text}) - 2) ELSE ${text} END`;
+  return `CASE WHEN abs(${column}) < 1e15 OR abs(${column}) >= 1e21 THEN ${common} ELSE ${large} END`;
+}
+
+/** A text column as a JSON string. */
+function jsonString(column: string, dialect: SqlDialect): string {
+  return dialect.engine === "duckdb"
+    ? `CAST(to_json(${column}) AS VARCHAR)`
+    : `CAST(to_json(${column}) AS text)`;
+}
+
+/** A text column as a CSV cell: neutralised (`neutraliseCsvCell`), then quoted when it must be. */
+function csvCell(column: string): string {
+  const triggers = FORMULA_TRIGGERS.map((trigger) =>
+    trigger === "\t" ? "chr(9)" : trigger === "\r" ? "chr(13)" : literal(trigger),
+  );
+  const neutral = `CASE WHEN left(${column}, 1) IN (${triggers.join(", ")}) THEN '''' || ${column} ELSE ${column} END`;
+  // The `'` prefix never needs quoting itself, so whether to quote is read off the stored text.
+  const quoted = ["','", `'"'`, "chr(13)", "chr(10)"].map(
+    (character) => `strpos(${column}, ${character}) > 0`,
+  );
+  return `CASE WHEN ${quoted.join(" OR ")} THEN '"' || replace(${neutral}, '"', '""') || '"' ELSE ${neutral} END`;
+}
+
+/** The text of one field of a row (`e."field"`), per format. */
+function fieldText(field: RecordField, format: LineFormat, dialect: SqlDialect): string {
+  const column = `e."${field}"`;
+  if (COUNT_FIELDS.has(field)) return `CAST(${column} AS VARCHAR)`;
+  if (NUMBER_FIELDS.has(field)) return jsNumberText(column, dialect);
+  return format === "csv" ? csvCell(column) : jsonString(column, dialect);
+}
+
+/**
+ * The export's rows of `plan` as one text value each (`line`), in its order: an NDJSON line as
+ * `JSON.stringify` writes the `MarketingRecord` (its keys in the schema's order), or a CSV line
+ * as csv-stringify writes it; without the line end, which the engine's writer adds.
+ */
+export function planExportLines(plan: PlannedExport, format: LineFormat, dialect: SqlDialect): PlannedExport {
+  const parts = RECORD_FIELDS.map((field, index) => {
+    const value = fieldText(field, format, dialect);
+    if (format === "csv") return index === 0 ? value : `',' || ${value}`;
+    return `${literal(`${index === 0 ? "{" : ","}"${field}":`)} || ${value}`;
+  });
+  const line = format === "csv" ? parts.join(" || ") : `${parts.join(" || ")} || '}'`;
+  return { sql: `SELECT ${line} AS line FROM (${plan.sql}) e`, params: plan.params };
+}
+
+/**
+ * The export's rows of `plan` with the Parquet file's types: `date` a DATE, the counts INT64,
+ * `conversions` a DOUBLE, the amounts DECIMAL(18, minor unit of `currency`) — the exact amounts,
+ * rounded from GraphQL's doubles to the minor unit they came from.
+ */
+export function planExportParquet(plan: PlannedExport, currency: CurrencyCode): PlannedExport {
+  const scale = CURRENCIES[currency].minorUnits;
+  const columns = RECORD_FIELDS.map((field) => {
+    const column = `e."${field}"`;
+    if (field === "date") return `CAST(${column} AS DATE) AS "date"`;
+    if (field === "spend" || field === "revenue")
+      return `CAST(${column} AS DECIMAL(18, ${scale})) AS "${field}"`;
+    return column;
+  });
+  return { sql: `SELECT ${columns.join(", ")} FROM (${plan.sql}) e`, params: plan.params };
+}
