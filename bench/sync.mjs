@@ -2,7 +2,9 @@
 // Times a one-client sync of about a million rows with the mdq-client SDK beside a baseline
 // measured in the same run: the plainest client — one request after another, pageSize 5000,
 // every field, 90-day windows — against the same `mdq serve`. Prints rows/s, the ratio, and how
-// many 429s each client received (the SDK must receive none).
+// many 429s each client received (the SDK must receive none). `mdq-client sync` runs twice:
+// through the bulk export (its default) and with `--page-walk` (the GraphQL page walk it used
+// before, and still uses against a service without the export); both files must be identical.
 //   npm run build && node bench/sync.mjs [--scale 120] [--days 400]
 import { spawnSync } from "node:child_process";
 import { readFile, rm } from "node:fs/promises";
@@ -91,11 +93,11 @@ async function sdkClient(concurrency) {
 const CLIENT_CLI = new URL("../packages/client/dist/src/cli/main.js", import.meta.url).pathname;
 
 /** `mdq-client sync` to a CSV file, as a brand would run it; its 429s are not visible here. */
-async function cliSync() {
-  const out = join(work, "sync.csv");
+async function cliSync(name, extra = []) {
+  const out = join(work, name);
   const result = spawnSync(
     process.execPath,
-    [CLIENT_CLI, "sync", "--from", from, "--to", to, "--out", out, "--quiet"],
+    [CLIENT_CLI, "sync", "--from", from, "--to", to, "--out", out, "--quiet", ...extra],
     {
       encoding: "utf8",
       env: {
@@ -109,8 +111,9 @@ async function cliSync() {
     },
   );
   if (result.status !== 0) throw new Error(`mdq-client sync exited ${result.status}: ${result.stderr}`);
-  const lines = (await readFile(out, "utf8")).split("\n").filter((line) => line !== "").length;
-  return { rows: lines - 1, counts: null };
+  const text = await readFile(out, "utf8");
+  const lines = text.split("\n").filter((line) => line !== "").length;
+  return { rows: lines - 1, counts: null, text };
 }
 
 async function timed(run) {
@@ -123,7 +126,8 @@ try {
   const bare = await timed(bareClient);
   const sdk1 = await timed(() => sdkClient(1));
   const sdk2 = await timed(() => sdkClient(2));
-  const cli = await timed(cliSync);
+  const cliWalk = await timed(() => cliSync("walk.csv", ["--page-walk"]));
+  const cli = await timed(() => cliSync("export.csv"));
   console.log(
     `seeded ${values.scale}× demo (${values.days} days) in ${seeding.toFixed(1)} s; brand ${app.brandClientId}, ${from}..${to}\n`,
   );
@@ -132,14 +136,20 @@ try {
     ["bare loop (baseline)", bare],
     ["SDK, concurrency 1", sdk1],
     ["SDK, concurrency 2 (default)", sdk2],
-    ["mdq-client sync → CSV file", cli],
+    ["mdq-client sync --page-walk → CSV file", cliWalk],
+    ["mdq-client sync → CSV file (bulk export)", cli],
   ]) {
     const rate = result.rows / result.seconds;
     console.log(
       `| ${name} | ${result.rows} | ${result.seconds.toFixed(1)} | ${Math.round(rate)} | ${(rate / (bare.rows / bare.seconds)).toFixed(2)} | ${result.counts === null ? "n/a" : (result.counts[429] ?? 0)} |`,
     );
   }
-  if ([sdk1, sdk2, cli].some((result) => result.rows !== bare.rows)) console.log("\nrow counts differ!");
+  console.log(
+    `\nmdq-client sync through the export: ${(cliWalk.seconds / cli.seconds).toFixed(2)}× the page walk's rows/s`,
+  );
+  if ([sdk1, sdk2, cli, cliWalk].some((result) => result.rows !== bare.rows))
+    console.log("\nrow counts differ!");
+  if (cli.text !== cliWalk.text) console.log("\nthe export's file differs from the page walk's!");
 } finally {
   serve.kill("SIGTERM");
   await rm(work, { recursive: true, force: true });

@@ -10,12 +10,14 @@ import {
   isCalendarDate,
   isDateDimension,
   READINESS_STATUSES,
+  RECORD_FIELDS,
   type RecordField,
   TOTAL_FIELDS,
 } from "@mdq/contract";
 import * as v from "valibot";
 import type { DateWindow } from "./date-windows.js";
 import { MdqClientError } from "./errors.js";
+import { compareRecordIds } from "./record-order.js";
 import type {
   ChangedDay,
   DataChanges,
@@ -186,6 +188,35 @@ export function checkRecords<Row extends Partial<MarketingRecord>>(
   window: DateWindow,
 ): Row[] {
   return checked(v.array(recordRowSchema(fields, window)), rows, "marketingRecords rows") as Row[];
+}
+
+/**
+ * The check of an export's rows for `window` (CONTRACT §7): each a whole record of its GraphQL
+ * types with its date inside the window (`recordRowSchema`), and each after the one before it in
+ * the export's order, ascending `(date, recordId)`, so that none comes twice.
+ */
+export function exportRowsCheck(
+  window: DateWindow,
+): (records: MarketingRecord[], previous: MarketingRecord | null) => void {
+  const schema = v.array(recordRowSchema(RECORD_FIELDS, window));
+  const what = `export of ${window.from}..${window.to}`;
+  return (records, previous) => {
+    checked(schema, records, what);
+    let before = previous;
+    for (const record of records) {
+      if (
+        before !== null &&
+        (record.date < before.date ||
+          (record.date === before.date && compareRecordIds(record.recordId, before.recordId) <= 0))
+      ) {
+        throw new MdqClientError(
+          "SERVER_ANSWER_INVALID",
+          `the service's ${what} is invalid: ${record.date} ${JSON.stringify(record.recordId.slice(0, 80))} does not come after ${before.date} ${JSON.stringify(before.recordId.slice(0, 80))} (the export is ascending by date, then recordId)`,
+        );
+      }
+      before = record;
+    }
+  };
 }
 
 /** An aggregate page's rows: dimensions text or null (dates calendar days), totals finite or null. */

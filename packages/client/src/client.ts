@@ -20,6 +20,7 @@ import {
   MAX_CHANGES_RANGE_DAYS,
   MAX_PAGE_SIZE,
   METRICS,
+  MIN_PAGE_SIZE,
   RECORD_FIELDS,
 } from "@mdq/contract";
 import {
@@ -40,6 +41,7 @@ import {
   type WindowAlignment,
 } from "./date-windows.js";
 import { MdqClientError } from "./errors.js";
+import { exportPages, isExportMissing } from "./export-pages.js";
 import {
   DEFAULT_RETRY_POLICY,
   errorOf,
@@ -79,6 +81,7 @@ import type {
   RecordField,
   RecordSort,
   RecordsOptions,
+  SyncPagesOptions,
   WaitUntilReadyOptions,
 } from "./types.js";
 
@@ -179,6 +182,8 @@ export class MdqClient implements WalkService {
   private readonly runLimits: RunLimitSettings;
   /** What the bulk export needs of this client (record-export.ts). */
   private readonly exportAccess: ExportAccess;
+  /** False once the service answered 404 on the export: an MDQ from before it (CONTRACT §7). */
+  private exportAvailable = true;
 
   constructor(options: MdqClientOptions) {
     this.config = validateClientConfig(options);
@@ -384,6 +389,46 @@ export class MdqClient implements WalkService {
         ? { repair: { dateOf: (row: Row) => String((row as Record<string, unknown>)["date"]), newestFirst } }
         : {}),
     });
+  }
+
+  /**
+   * Every record of `from..to` (any length) with every field, oldest day first and by recordId
+   * within a day, as `recordPages` gives them for that sort: what `sync` and `mirror` write. Each
+   * window is one bulk export (export-pages.ts) rather than a page walk; a service without the
+   * export (404) is walked instead, from the window that found it missing, and so is every range
+   * when `pageWalk` is set.
+   * @example for await (const page of client.syncPages({ from, to, windowDays: 7 })) append(page.rows);
+   */
+  async *syncPages(options: SyncPagesOptions): AsyncGenerator<Page<MarketingRecord>> {
+    let from = options.from;
+    if (options.pageWalk !== true && this.exportAvailable) {
+      const windows = windowsOf(options, "day", false);
+      const { pageSize, limits } = this.walkSettings(options, windows);
+      if (pageSize < MIN_PAGE_SIZE || pageSize > MAX_PAGE_SIZE) {
+        limits.close();
+        throw new MdqClientError("INVALID_CONFIG", `pageSize must be ${MIN_PAGE_SIZE}..${MAX_PAGE_SIZE}`);
+      }
+      let nextWindow = 0;
+      try {
+        for await (const page of exportPages(this.exportAccess, {
+          windows,
+          pageSize,
+          limits,
+          ...(options.currency === undefined ? {} : { currency: options.currency }),
+          ...(options.filter === undefined ? {} : { filter: options.filter }),
+        })) {
+          if (page.lastInWindow) nextWindow = page.windowIndex + 1;
+          yield page;
+        }
+        return;
+      } catch (error) {
+        if (!isExportMissing(error)) throw error;
+        this.exportAvailable = false;
+        from = windows[nextWindow]!.from;
+        this.onEvent?.({ type: "export-unavailable", from });
+      }
+    }
+    yield* this.recordPages({ ...options, from, sort: DEFAULT_RECORD_SORT });
   }
 
   /**

@@ -33,6 +33,7 @@ import { MdqClientError } from "./errors.js";
 import { MIRROR_STATE_FILE, type MirrorState, readMirrorState, writeMirrorState } from "./mirror-state.js";
 import { spoolToParquet } from "./parquet-writer.js";
 import { partialEncoding, SYNC_FORMATS, type SyncFormat } from "./record-formats.js";
+import { compareRecordIds } from "./record-order.js";
 import { acquireSyncLock } from "./sync-lock.js";
 import type { ChangedDay, Currency, MarketingRecord } from "./types.js";
 
@@ -61,6 +62,8 @@ export interface MirrorOptions {
   force?: boolean;
   /** Accept a listing with no days for a mirror that holds rows (removing every day it wrote). */
   allowEmpty?: boolean;
+  /** Walk GraphQL pages instead of the bulk export (`--page-walk`); the files are the same. */
+  pageWalk?: boolean;
   signal?: AbortSignal;
   /** Told what the run does (progress lines). */
   onProgress?: (event: MirrorProgress) => void;
@@ -96,7 +99,7 @@ function dayPath(dir: string, date: string, name: string): string {
 
 /** Orders records as the files hold them: by recordId, in the service's byte order ("C" collation). */
 function byRecordId(a: MarketingRecord, b: MarketingRecord): number {
-  return Buffer.compare(Buffer.from(a.recordId), Buffer.from(b.recordId));
+  return compareRecordIds(a.recordId, b.recordId);
 }
 
 /**
@@ -312,11 +315,11 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
     let done = 0;
     for (const run of consecutiveRuns(toDownload)) {
       const byDate = new Map<string, MarketingRecord[]>(run.dates.map((date) => [date, []]));
-      for await (const page of client.recordPages({
+      for await (const page of client.syncPages({
         from: run.from,
         to: run.to,
         ...(options.currency === undefined ? {} : { currency: options.currency }),
-        sort: [{ field: "DATE_DAY", direction: "ASC" }],
+        pageWalk: options.pageWalk === true,
         ...(options.signal ? { signal: options.signal } : {}),
       })) {
         for (const record of page.rows) byDate.get(record.date)?.push(record);

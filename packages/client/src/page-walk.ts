@@ -73,24 +73,38 @@ export interface TornWindow<Row> {
  * Windows in order; the next window is fetched while the current one is being consumed.
  * @example for await (const page of walkPages(client, plan)) write(page.rows);
  */
-export async function* walkPages<Row>(service: WalkService, plan: WalkPlan<Row>): AsyncGenerator<Page<Row>> {
+export function walkPages<Row>(service: WalkService, plan: WalkPlan<Row>): AsyncGenerator<Page<Row>> {
+  return prefetchedWindows(plan.limits, plan.windows.length, (index, signal) =>
+    fetchWindow(service, plan, index, signal),
+  );
+}
+
+/**
+ * The pages of `count` windows in order, each window fetched whole by `fetch` while the one before
+ * it is being consumed; the walk's `limits` end with it.
+ */
+export async function* prefetchedWindows<Row>(
+  limits: RunLimits,
+  count: number,
+  fetch: (index: number, signal: AbortSignal) => Promise<Page<Row>[]>,
+): AsyncGenerator<Page<Row>> {
   const stop = new AbortController();
-  const signal = AbortSignal.any([plan.limits.signal, stop.signal]);
+  const signal = AbortSignal.any([limits.signal, stop.signal]);
   const start = (index: number) => {
-    const fetching = fetchWindow(service, plan, index, signal);
+    const fetching = fetch(index, signal);
     fetching.catch(() => undefined);
     return fetching;
   };
-  let next = plan.windows.length > 0 ? start(0) : undefined;
+  let next = count > 0 ? start(0) : undefined;
   try {
-    for (let index = 0; index < plan.windows.length; index += 1) {
+    for (let index = 0; index < count; index += 1) {
       const pages = await next!;
-      next = index + 1 < plan.windows.length ? start(index + 1) : undefined;
+      next = index + 1 < count ? start(index + 1) : undefined;
       yield* pages;
     }
   } finally {
     stop.abort();
-    plan.limits.close();
+    limits.close();
   }
 }
 

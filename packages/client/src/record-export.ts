@@ -179,50 +179,85 @@ export function isBrokenBody(error: unknown, signal: AbortSignal | undefined): b
   return !(error instanceof MdqClientError) && !signal?.aborted;
 }
 
+/** The records of one export that the rows received so far completed, and the version they read. */
+export interface ExportBatch {
+  /** `MDQ-Data-Version` of the response they came in (a resumed response reads the same). */
+  dataVersion: string;
+  /** `MDQ-Row-Count` of the first response: the rows of the whole export. */
+  rowCount: number;
+  records: MarketingRecord[];
+}
+
+/** What a reader of the export adds to `exportBatches`: a count of its requests and checks of what arrives. */
+export interface ExportReading {
+  /** Told before each request (the first and every resume): a run counts them (run-limits.ts). */
+  onRequest?(resume: ExportResume | null): void;
+  /** The most body bytes a response announcing `rowCount` rows may hold; more is SERVER_ANSWER_INVALID at once. */
+  maxBytes?(rowCount: number): number;
+  /** Checks records before they are handed over (`previous`: the last one handed over); throws to refuse them. */
+  check?(records: MarketingRecord[], previous: MarketingRecord | null): void;
+}
+
 /**
- * Every record of the range, in (date, recordId) order, from one export — resumed after the last
- * whole row when the connection breaks (at most `retry.maxAttempts` breaks in a row without a new
- * row). Throws DATA_VERSION_GONE when the data changed before a resume could read the same version
- * (rows already yielded stay valid for the old version: start again for the new one), and
- * PROTOCOL when the rows do not add up to `MDQ-Row-Count`.
+ * The records of one export as they arrive, a batch per body chunk, in (date, recordId) order —
+ * resumed after the last whole row when the connection breaks (at most `retry.maxAttempts` breaks
+ * in a row without a new row). Throws DATA_VERSION_GONE when the data changed before a resume
+ * could read the same version (records already handed over stay valid for the old version: start
+ * again for the new one), and SERVER_ANSWER_INVALID when the rows do not add up to `MDQ-Row-Count`.
  */
-export async function* exportRecords(
+export async function* exportBatches(
   access: ExportAccess,
   options: ExportOptions,
-): AsyncGenerator<MarketingRecord> {
+  reading: ExportReading = {},
+): AsyncGenerator<ExportBatch> {
   let resume: ExportResume | null = null;
   let expected: number | null = null;
   let delivered = 0;
   let breaks = 0;
+  let previous: MarketingRecord | null = null;
   for (;;) {
+    reading.onRequest?.(resume);
     const response = await openExport(access, options, "ndjson", resume);
     if (expected === null) expected = response.rowCount;
     else if (delivered + response.rowCount !== expected) {
       throw new MdqClientError(
-        "PROTOCOL",
+        "SERVER_ANSWER_INVALID",
         `a resumed export holds ${response.rowCount} rows after ${delivered}, not the ${expected - delivered} left`,
       );
     }
+    const maxBytes = reading.maxBytes?.(response.rowCount) ?? Number.POSITIVE_INFINITY;
     const decoder = new TextDecoder();
+    let bytes = 0;
     let pending = "";
     try {
       for await (const chunk of response.body) {
-        pending += decoder.decode(chunk, { stream: true });
-        let newline = pending.indexOf("\n");
-        let start = 0;
-        while (newline !== -1) {
-          const record = recordOf(pending.slice(start, newline));
-          delivered += 1;
-          breaks = 0;
-          resume = {
-            after: { date: record.date, recordId: record.recordId },
-            dataVersion: response.dataVersion,
-          };
-          yield record;
-          start = newline + 1;
-          newline = pending.indexOf("\n", start);
+        bytes += chunk.byteLength;
+        if (bytes > maxBytes) {
+          throw new MdqClientError(
+            "SERVER_ANSWER_INVALID",
+            `the export's body is larger than the ${maxBytes} bytes its ${response.rowCount} rows may take`,
+          );
         }
-        pending = pending.slice(start);
+        pending += decoder.decode(chunk, { stream: true });
+        const end = pending.lastIndexOf("\n");
+        if (end === -1) continue;
+        const records = pending.slice(0, end).split("\n").map(recordOf);
+        pending = pending.slice(end + 1);
+        if (delivered + records.length > expected) {
+          throw new MdqClientError(
+            "SERVER_ANSWER_INVALID",
+            `the export's ${ROW_COUNT_HEADER} says ${expected} rows, its body holds more`,
+          );
+        }
+        reading.check?.(records, previous);
+        previous = records.at(-1)!;
+        delivered += records.length;
+        breaks = 0;
+        resume = {
+          after: { date: previous.date, recordId: previous.recordId },
+          dataVersion: response.dataVersion,
+        };
+        yield { dataVersion: response.dataVersion, rowCount: expected, records };
       }
     } catch (error) {
       if (!isBrokenBody(error, options.signal)) throw error;
@@ -248,12 +283,23 @@ export async function* exportRecords(
     }
     if (pending !== "" || delivered !== expected) {
       throw new MdqClientError(
-        "PROTOCOL",
-        `the export's ${ROW_COUNT_HEADER} says ${expected} rows, its body held ${delivered}`,
+        "SERVER_ANSWER_INVALID",
+        `the export's ${ROW_COUNT_HEADER} says ${expected} rows, its body held ${delivered}${pending === "" ? "" : " and part of another"}`,
       );
     }
     return;
   }
+}
+
+/**
+ * Every record of the range, in (date, recordId) order, from one export, resumed and counted as
+ * `exportBatches` does.
+ */
+export async function* exportRecords(
+  access: ExportAccess,
+  options: ExportOptions,
+): AsyncGenerator<MarketingRecord> {
+  for await (const batch of exportBatches(access, options)) yield* batch.records;
 }
 
 /** One NDJSON line as a record; PROTOCOL when it is not one. */

@@ -83,6 +83,15 @@ export interface RecordsOptions<Field extends contract.RecordField = contract.Re
   fields?: readonly Field[];
 }
 
+/** Options of `syncPages()`: every field, oldest day first, ties by recordId. */
+export interface SyncPagesOptions extends WalkOptions {
+  /**
+   * Walk GraphQL pages rather than read each window through the bulk export (what the SDK does
+   * anyway for a service without the export). The rows are the same.
+   */
+  pageWalk?: boolean;
+}
+
 /** Options of `aggregate()` and `aggregatePages()`. */
 export interface AggregateOptions extends WalkOptions {
   metrics: contract.Metric[];
@@ -131,6 +140,8 @@ export type MdqClientEvent =
   | { type: "rate-limited"; retryAfterSeconds: number; url: string }
   | { type: "token-rejected"; url: string }
   | { type: "window-restart"; window: { from: string; to: string }; reason: string }
+  /** The service has no bulk export (404): the download walks GraphQL pages from `from` on. */
+  | { type: "export-unavailable"; from: string }
   /** A window met a load and only the days it changed were fetched again (CONTRACT §6). */
   | { type: "window-repair"; window: { from: string; to: string }; days: string[] }
   | { type: "page"; window: { from: string; to: string }; page: number; rows: number; totalCount: number };

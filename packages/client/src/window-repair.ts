@@ -7,12 +7,8 @@
 
 import { MdqClientError } from "./errors.js";
 import { fetchPage, fetchWindow, type TornWindow, type WalkPlan, type WalkService } from "./page-walk.js";
+import { compareRecordIds } from "./record-order.js";
 import type { DataChanges, Page } from "./types.js";
-
-/** Byte order of UTF-8 text: how the service breaks ties by recordId ("C" collation). */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
 
 /**
  * Completes a try of a records window that met a load, fetching again only the days the load
@@ -81,7 +77,9 @@ export async function repairWindow<Row>(
   }
   const dates = [...rowsOf.keys()].sort();
   if (repair.newestFirst) dates.reverse();
-  const rows = dates.flatMap((date) => rowsOf.get(date)!.sort((a, b) => byteOrder(keyOf(a), keyOf(b))));
+  const rows = dates.flatMap((date) =>
+    rowsOf.get(date)!.sort((a, b) => compareRecordIds(keyOf(a), keyOf(b))),
+  );
   // Page 1 again: the window's version must still be the one the load made, and its first rows
   // and total those assembled here; otherwise another load came meanwhile.
   const check = await fetchPage(service, plan, index, 1, outer);

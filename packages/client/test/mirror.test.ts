@@ -12,8 +12,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   addDays,
+  assertSameMirrorFiles,
   type CliRun,
   cliEnv,
+  mirrorFiles,
   type RunningService,
   runCli,
   serviceQuery,
@@ -43,24 +45,6 @@ async function killWhenDays(child: ChildProcess, dir: string, days: number): Pro
     await new Promise((resolve) => setImmediate(resolve));
   }
   return false;
-}
-
-/** Every file of a mirror but its state, with its bytes. */
-async function filesOf(dir: string): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
-  for (const folder of (await readdir(dir)).sort()) {
-    if (!folder.startsWith("date=")) continue;
-    for (const file of (await readdir(join(dir, folder))).sort()) {
-      files.set(`${folder}/${file}`, await readFile(join(dir, folder, file)));
-    }
-  }
-  return files;
-}
-
-async function assertSameFiles(actual: string, expected: string): Promise<void> {
-  const [got, want] = await Promise.all([filesOf(actual), filesOf(expected)]);
-  assert.deepEqual([...got.keys()], [...want.keys()]);
-  for (const [name, bytes] of want) assert.ok(got.get(name)!.equals(bytes), `${name} differs`);
 }
 
 describe("mdq-client mirror as a process", () => {
@@ -139,7 +123,7 @@ describe("mdq-client mirror as a process", () => {
     assert.equal(first.daysDownloaded, DAYS);
     assert.equal(first.fullResync, true);
     assert.match(first.dataVersion, /^uk\.\d+$/);
-    const files = await filesOf(dir);
+    const files = await mirrorFiles(dir);
     assert.equal(files.size, DAYS);
     let rows = 0;
     for (const [name, bytes] of files) {
@@ -188,8 +172,8 @@ describe("mdq-client mirror as a process", () => {
     assert.equal(after.fullResync, false);
     assert.equal((await mirror(ndjson, ["--format", "ndjson"])).daysDownloaded, 3);
     assert.equal((await mirror(parquet, ["--format", "parquet"])).daysDownloaded, 3);
-    await assertSameFiles(csv, await fresh());
-    await assertSameFiles(ndjson, await fresh(["--format", "ndjson"]));
+    await assertSameMirrorFiles(csv, await fresh());
+    await assertSameMirrorFiles(ndjson, await fresh(["--format", "ndjson"]));
     const freshParquet = await fresh(["--format", "parquet"]);
     for (const day of days) {
       const read = async (dir: string) => {
@@ -217,7 +201,7 @@ describe("mdq-client mirror as a process", () => {
     await admin("/admin/fx", { path });
     const after = await mirror(dir, ["--currency", "GBP"]);
     assert.equal(after.daysDownloaded, DAYS - 50);
-    await assertSameFiles(dir, await fresh(["--currency", "GBP"]));
+    await assertSameMirrorFiles(dir, await fresh(["--currency", "GBP"]));
   });
 
   it("after a grant removal copies everything again and holds no row of the removed market", async () => {
@@ -227,8 +211,8 @@ describe("mdq-client mirror as a process", () => {
     const after = await mirror(dir);
     assert.equal(after.fullResync, true);
     assert.equal(after.daysDownloaded, DAYS);
-    for (const bytes of (await filesOf(dir)).values()) assert.doesNotMatch(bytes.toString(), /,SE,/);
-    await assertSameFiles(dir, await fresh());
+    for (const bytes of (await mirrorFiles(dir)).values()) assert.doesNotMatch(bytes.toString(), /,SE,/);
+    await assertSameMirrorFiles(dir, await fresh());
   });
 
   it("after the app is narrowed copies everything again with only what the app may read", async () => {
@@ -239,8 +223,9 @@ describe("mdq-client mirror as a process", () => {
     await admin("/admin/apps/app-acme-uk/narrow", { dataSources: ["google_ads"] });
     const after = await mirror(dir, [], appEnv);
     assert.equal(after.fullResync, true);
-    for (const bytes of (await filesOf(dir)).values()) assert.doesNotMatch(bytes.toString(), /,meta_ads,/);
-    await assertSameFiles(dir, await fresh([], appEnv));
+    for (const bytes of (await mirrorFiles(dir)).values())
+      assert.doesNotMatch(bytes.toString(), /,meta_ads,/);
+    await assertSameMirrorFiles(dir, await fresh([], appEnv));
   });
 
   it("removes a day a restatement emptied", async () => {
@@ -256,7 +241,7 @@ describe("mdq-client mirror as a process", () => {
     await admin("/admin/loads", { brandId: "brand-acme", path });
     await mirror(dir);
     assert.equal(existsSync(join(dir, `date=${day}`)), false);
-    await assertSameFiles(dir, await fresh());
+    await assertSameMirrorFiles(dir, await fresh());
   });
 
   for (const seed of [3, 17, 41]) {
@@ -274,7 +259,7 @@ describe("mdq-client mirror as a process", () => {
       await restate(`kill${seed}`, [addDays(range.from, seed % DAYS)]);
       const again = await mirror(dir, ["--format", "ndjson"]);
       assert.ok(again.daysDownloaded >= 1);
-      await assertSameFiles(dir, await fresh(["--format", "ndjson"]));
+      await assertSameMirrorFiles(dir, await fresh(["--format", "ndjson"]));
       assert.deepEqual((await readdir(join(dir, `date=${addDays(range.from, seed % DAYS)}`))).sort(), [
         "records.ndjson",
       ]);

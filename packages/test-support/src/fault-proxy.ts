@@ -17,7 +17,12 @@ export type Fault =
   /** Answer this instead of forwarding. */
   | { status: number; headers?: Record<string, string>; body?: string }
   /** Forward it, but hold the answer back this long. */
-  | { delayMs: number };
+  | { delayMs: number }
+  /** Forward its status, headers and first `cutAfterBytes` body bytes, then cut the connection (a break mid-body). */
+  | { cutAfterBytes: number };
+
+/** The paths a script names: the token endpoint, GraphQL and the bulk export. */
+export type ProxiedPath = "/graphql" | "/oauth2/token" | "/export/marketing-records";
 
 /** One request as the proxy saw it. */
 export interface SeenRequest {
@@ -40,11 +45,11 @@ export interface FaultProxy {
   /** Every request seen, in arrival order. */
   seen: SeenRequest[];
   /** Appends faults for the next requests to `path` (one per request, in order). */
-  script(path: "/graphql" | "/oauth2/token", faults: Fault[]): void;
+  script(path: ProxiedPath, faults: Fault[]): void;
   /** Faults scripted but not yet used. */
-  pending(path: "/graphql" | "/oauth2/token"): number;
+  pending(path: ProxiedPath): number;
   /** How many requests reached `path`. */
-  count(path: "/graphql" | "/oauth2/token"): number;
+  count(path: ProxiedPath): number;
   onResponse: ResponseHook | undefined;
   close(): Promise<void>;
 }
@@ -135,6 +140,12 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       entry.status = status;
       if (response.destroyed) return;
       const { "transfer-encoding": _chunked, connection: _connection, ...answerHeaders } = answer.headers;
+      if (typeof fault === "object" && "cutAfterBytes" in fault) {
+        response.writeHead(status, answerHeaders);
+        const part = answerBody.subarray(0, fault.cutAfterBytes);
+        response.write(part, () => response.socket?.destroy());
+        return;
+      }
       response.writeHead(status, { ...answerHeaders, "content-length": String(answerBody.length) });
       response.end(answerBody);
     } catch {

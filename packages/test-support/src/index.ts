@@ -39,6 +39,7 @@ export {
   tokenFrom,
 } from "./inject-calls.js";
 export { environment, MDQ, type MdqResult, runMdq, type ServeProcess, startServe } from "./mdq-process.js";
+export { assertSameMirrorFiles, mirrorFiles } from "./mirror-files.js";
 export { NGINX, type Nginx, nginxConfig, startNginx } from "./nginx.js";
 export {
   connectTo,

@@ -7,7 +7,7 @@ import { checkRange, parseCurrency, parseDate } from "./cli-options.js";
 import { clientFromEnv } from "./connect.js";
 import { interruption } from "./interrupt.js";
 import { count } from "./progress.js";
-import { RAW_CSV_HELP } from "./sync-command.js";
+import { PAGE_WALK_HELP, RAW_CSV_HELP } from "./sync-command.js";
 
 interface MirrorFlags {
   dir: string;
@@ -20,6 +20,7 @@ interface MirrorFlags {
   rawCsv?: boolean;
   force?: boolean;
   allowEmpty?: boolean;
+  pageWalk?: boolean;
 }
 
 /** One stderr line per step; nothing with --quiet. */
@@ -46,6 +47,7 @@ export function mirrorCommand(): Command {
       new Option("--format <format>", "file format of each day").choices(SYNC_FORMATS).default("csv"),
     )
     .option("--raw-csv", RAW_CSV_HELP)
+    .option("--page-walk", PAGE_WALK_HELP)
     .option(
       "--force",
       "mirror into a non-empty directory that is not a mirror yet (its other files are never removed)",
@@ -68,6 +70,7 @@ export function mirrorCommand(): Command {
         rawCsv: flags.rawCsv === true,
         force: flags.force === true,
         allowEmpty: flags.allowEmpty === true,
+        pageWalk: flags.pageWalk === true,
         ...(flags.currency === undefined ? {} : { currency: flags.currency as Currency }),
         ...(flags.quiet ? {} : { onProgress: (event) => process.stderr.write(`${progressLine(event)}\n`) }),
       });

@@ -33,11 +33,16 @@ interface SyncFlags extends FilterFlags {
   timeout: number;
   quiet?: boolean;
   rawCsv?: boolean;
+  pageWalk?: boolean;
 }
 
 /** The help of `--raw-csv` (sync and mirror). */
 export const RAW_CSV_HELP =
   "write CSV text cells exactly as sent; by default a cell starting with = + - @ tab or CR gets a leading ' so that spreadsheets do not run it as a formula";
+
+/** The help of `--page-walk` (sync and mirror). */
+export const PAGE_WALK_HELP =
+  "walk GraphQL pages instead of reading each window through the bulk export (the files are the same; a service without the export is walked anyway)";
 
 /** `--format` when not given: from the extension of `--out`, else CSV. */
 function formatOf(out: string): SyncFormat {
@@ -97,6 +102,7 @@ export function syncCommand(): Command {
     .option("--concurrency <requests>", "requests in flight at once, 1..8", parseInteger(1, 8), 2)
     .option("--quiet", "no progress, only the final line")
     .option("--raw-csv", RAW_CSV_HELP)
+    .option("--page-walk", PAGE_WALK_HELP)
     .action(async (flags: SyncFlags) => {
       checkRange(flags.from, flags.to);
       const progress = progressFor(process.stderr, { quiet: flags.quiet === true });
@@ -131,6 +137,7 @@ export function syncCommand(): Command {
           concurrency: flags.concurrency,
           signal,
           rawCsv: flags.rawCsv === true,
+          pageWalk: flags.pageWalk === true,
           ...(flags.currency === undefined ? {} : { currency: flags.currency }),
         },
         progress,

@@ -54,6 +54,8 @@ export interface SyncOptions {
   concurrency: number;
   /** CSV cells as sent (`--raw-csv`); by default formula-like text cells get a leading `'`. */
   rawCsv?: boolean;
+  /** Walk GraphQL pages instead of the bulk export (`--page-walk`); the file is the same. */
+  pageWalk?: boolean;
   signal?: AbortSignal;
 }
 
@@ -92,6 +94,9 @@ export function syncEventHandler(progress: ProgressReporter, totals: Map<string,
         progress.note(
           `the data of ${event.window.from}..${event.window.to} changed while it was read; read again only ${event.days.length} day(s) it changed`,
         );
+        break;
+      case "export-unavailable":
+        progress.note(`the service has no bulk export (HTTP 404); walking GraphQL pages from ${event.from}`);
         break;
       case "window-restart":
         progress.note(
@@ -180,13 +185,13 @@ export async function runSync(
 
       const next = windows[state.completed.length];
       if (next) {
-        const pages = client.recordPages({
+        const pages = client.syncPages({
           from: next.from,
           to: options.to,
           windowDays: options.windowDays,
           pageSize: options.pageSize,
           concurrency: options.concurrency,
-          sort: [{ field: "DATE_DAY", direction: "ASC" }],
+          pageWalk: options.pageWalk === true,
           ...(options.currency === undefined ? {} : { currency: options.currency }),
           ...(options.filter === null ? {} : { filter: options.filter }),
           ...(options.signal ? { signal: options.signal } : {}),

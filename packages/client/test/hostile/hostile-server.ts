@@ -1,10 +1,12 @@
 /**
- * A malicious MDQ service on a loopback port: a token endpoint that always issues a token, and a
+ * A malicious MDQ service on a loopback port: a token endpoint that always issues a token, a
  * GraphQL endpoint whose answers a test writes (lies about dates, counts, types; bodies that never
- * end). The client under test talks real HTTP to it.
+ * end), and the bulk export's route, which answers 404 (a service from before the export) unless
+ * the test writes its answers too. The client under test talks real HTTP to it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { DATA_VERSION_HEADER, EXPORT_PATH, ROW_COUNT_HEADER } from "@mdq/contract";
 
 /** The field a GraphQL request asks for, and its variables. */
 export interface HostileRequest {
@@ -20,10 +22,15 @@ export interface HostileRequest {
 /** A JSON answer, or a function that writes the response itself (for bodies that never end). */
 export type HostileAnswer = unknown | ((response: ServerResponse) => void);
 
+/** An export request: its query parameters (`from`, `to`, `after`, `dataVersion`, ...). */
+export type HostileExportRequest = URLSearchParams;
+
 export interface HostileServer {
   url: string;
   /** GraphQL requests received. */
   readonly requests: HostileRequest[];
+  /** Export requests received. */
+  readonly exports: HostileExportRequest[];
   close(): Promise<void>;
 }
 
@@ -42,18 +49,27 @@ async function bodyOf(request: IncomingMessage): Promise<string> {
 }
 
 /**
- * Starts a server answering each GraphQL request with `answer(request)`.
+ * Starts a server answering each GraphQL request with `answer(request)`, and each export request
+ * with `exportAnswer(request)` (by default 404, as a service without the export answers).
  * @example const server = await startHostileServer(() => ({ data: { myAccess: null } }));
  */
 export async function startHostileServer(
   answer: (request: HostileRequest) => HostileAnswer,
+  exportAnswer: (request: HostileExportRequest, response: ServerResponse) => void = notFound,
 ): Promise<HostileServer> {
   const requests: HostileRequest[] = [];
+  const exports: HostileExportRequest[] = [];
   const server = createServer(async (request, response) => {
     const body = await bodyOf(request);
     if (request.url === "/oauth2/token") {
       response.writeHead(200, { "content-type": "application/json" });
       response.end(JSON.stringify({ access_token: "hostile-token", token_type: "Bearer", expires_in: 3600 }));
+      return;
+    }
+    const url = new URL(request.url ?? "/", "http://hostile");
+    if (request.method === "GET" && url.pathname === EXPORT_PATH) {
+      exports.push(url.searchParams);
+      exportAnswer(url.searchParams, response);
       return;
     }
     const parsed = JSON.parse(body) as { query: string; variables: Record<string, unknown> };
@@ -73,11 +89,38 @@ export async function startHostileServer(
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    exports,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** The answer of a service without the export: Fastify's 404. */
+function notFound(_request: HostileExportRequest, response: ServerResponse): void {
+  response.writeHead(404, { "content-type": "application/json" });
+  response.end(
+    JSON.stringify({ message: `Route GET:${EXPORT_PATH} not found`, error: "Not Found", statusCode: 404 }),
+  );
+}
+
+/**
+ * An export answer: `rows` as NDJSON lines (or raw `body` text), announcing `rowCount` rows
+ * (default: the lines sent) at version uk.5.
+ */
+export function exportAnswer(
+  rows: Record<string, unknown>[],
+  options: { rowCount?: number; body?: string } = {},
+): (request: HostileExportRequest, response: ServerResponse) => void {
+  return (_request, response) => {
+    response.writeHead(200, {
+      "content-type": "application/x-ndjson",
+      [DATA_VERSION_HEADER]: "uk.5",
+      [ROW_COUNT_HEADER]: String(options.rowCount ?? rows.length),
+    });
+    response.end(options.body ?? rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
   };
 }
 

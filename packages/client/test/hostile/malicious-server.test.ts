@@ -15,6 +15,7 @@ import { pathInside } from "../../src/contained-paths.js";
 import { MdqClient, MdqClientError } from "../../src/index.js";
 import {
   changesAnswer,
+  exportAnswer,
   type HostileRequest,
   hostileEnv,
   record,
@@ -304,6 +305,93 @@ describe("bounded reads against a server that lies about sizes", () => {
   });
 });
 
+describe("sync and mirror against a lying export", () => {
+  const good = [record(DAY, 1), record(DAY, 2), record(DAY, 3)];
+  const LIES: [string, ReturnType<typeof exportAnswer>, RegExp][] = [
+    [
+      "fewer rows than MDQ-Row-Count",
+      exportAnswer(good.slice(0, 2), { rowCount: 3 }),
+      /says 3 rows, its body held 2/,
+    ],
+    ["more rows than MDQ-Row-Count", exportAnswer(good, { rowCount: 2 }), /says 2 rows, its body holds more/],
+    [
+      "a row outside the asked range",
+      exportAnswer([record("2023-12-31", 1), ...good]),
+      /outside the asked range 2024-01-01\.\.2024-01-01/,
+    ],
+    ["rows out of order", exportAnswer([good[1]!, good[0]!, good[2]!]), /does not come after/],
+    ["a row twice", exportAnswer([good[0]!, good[0]!, good[1]!]), /does not come after/],
+    ["a field of the wrong type", exportAnswer([record(DAY, 1, { clicks: "10" })]), /at 0\.clicks/],
+    [
+      "more rows than the range's requests could read",
+      exportAnswer(good, { rowCount: 1_000_000_000 }),
+      /announces 1000000000 rows/,
+    ],
+    [
+      "a body larger than its rows may take",
+      exportAnswer([], {
+        rowCount: 1,
+        body: `${JSON.stringify(record(DAY, 1, { campaignName: "x".repeat(200_000) }))}\n`,
+      }),
+      /larger than the 65536 bytes its 1 rows may take/,
+    ],
+  ];
+  for (const [lie, answer, message] of LIES) {
+    it(`refuses ${lie} with SERVER_ANSWER_INVALID (exit 8), writes nothing and releases its lock`, async () => {
+      const server = await startHostileServer(
+        honestFor(() => [DAY]),
+        answer,
+      );
+      try {
+        const dir = await fresh(`lying-export-${lie.replaceAll(" ", "-").replaceAll("'", "")}`);
+        const env = hostileEnv(server, { MDQ_CLIENT_MAX_ANSWER_BYTES: "65536" });
+        const out = join(dir, "records.csv");
+        const synced = await runCli(["sync", "--from", DAY, "--to", DAY, "--out", out, "--quiet"], env);
+        assert.equal(synced.code, 8, synced.stderr);
+        assert.match(synced.stderr, /SERVER_ANSWER_INVALID/);
+        assert.match(synced.stderr, message);
+        assert.equal(existsSync(out), false);
+        assert.equal(existsSync(`${out}.lock`), false, "the lock is released");
+        const mirrorDir = join(dir, "mirror");
+        const mirrored = await runCli(["mirror", "--dir", mirrorDir, "--from", DAY, "--to", DAY], env);
+        assert.equal(mirrored.code, 8, mirrored.stderr);
+        assert.match(mirrored.stderr, message);
+        assert.equal(existsSync(join(mirrorDir, `date=${DAY}`, "records.csv")), false);
+        assert.equal(server.exports.length, 2, "each run asked the export once, and never retried a lie");
+        assert.equal(
+          server.requests.filter((request) => request.field === "marketingRecords").length,
+          0,
+          "no page walk instead",
+        );
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  it("walks GraphQL pages when the service has no export (404), asking for it once per run", async () => {
+    const NEXT = "2024-01-02";
+    const server = await startHostileServer(honestFor(() => [DAY, NEXT]));
+    try {
+      const out = join(await fresh("no-export"), "records.ndjson");
+      const synced = await runCli(
+        ["sync", "--from", DAY, "--to", NEXT, "--window-days", "1", "--out", out],
+        hostileEnv(server),
+      );
+      assert.equal(synced.code, 0, synced.stderr);
+      assert.match(synced.stderr, /no bulk export \(HTTP 404\); walking GraphQL pages from 2024-01-01/);
+      const ids = (await readFile(out, "utf8"))
+        .trimEnd()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { recordId: string }).recordId);
+      assert.deepEqual(ids, [`r-${DAY}-1`, `r-${DAY}-2`, `r-${NEXT}-1`, `r-${NEXT}-2`]);
+      assert.equal(server.exports.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("CSV cells safe to open in a spreadsheet", () => {
   const NAMES = [
     '=HYPERLINK("http://evil.example","x")',
@@ -317,59 +405,68 @@ describe("CSV cells safe to open in a spreadsheet", () => {
       record(date, index, { campaignName: name, spend: -3.5, campaignId: `=c${index}` }),
     );
 
-  it("sync and mirror prefix formula-like text cells with ', never numbers; --raw-csv and NDJSON keep values exactly", async () => {
-    const server = await startHostileServer(honestFor(() => [DAY], rows));
-    try {
-      const dir = await fresh("csv-cells");
-      const out = join(dir, "records.csv");
-      const synced = await runCli(
-        ["sync", "--from", DAY, "--to", DAY, "--out", out, "--quiet"],
-        hostileEnv(server),
+  for (const via of ["the export", "the page walk"]) {
+    it(`sync and mirror prefix formula-like text cells with ', never numbers, through ${via}; --raw-csv and NDJSON keep values exactly`, async () => {
+      const server = await startHostileServer(
+        honestFor(() => [DAY], rows),
+        ...(via === "the export" ? [exportAnswer(rows(DAY))] : []),
       );
-      assert.equal(synced.code, 0, synced.stderr);
-      const mirrored = await runCli(
-        ["mirror", "--dir", join(dir, "mirror"), "--from", DAY, "--to", DAY, "--format", "csv"],
-        hostileEnv(server),
-      );
-      assert.equal(mirrored.code, 0, mirrored.stderr);
-      for (const file of [out, join(dir, "mirror", `date=${DAY}`, "records.csv")]) {
-        const text = await readFile(file, "utf8");
-        assert.ok(text.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`), text);
-        assert.ok(text.includes("'+cmd|' /C calc'!A0"));
-        assert.ok(text.includes(",'@SUM(1,2),") || text.includes(`"'@SUM(1,2)"`));
-        assert.ok(text.includes(",'-2+3,"));
-        assert.ok(text.includes(",'\tTabbed,"));
-        assert.ok(text.includes(",'=c0,"));
-        assert.ok(text.includes(",-3.5,"), "numbers are never prefixed");
-        assert.equal(/,'-3\.5/.test(text), false);
+      try {
+        const dir = await fresh(`csv-cells-${via.replaceAll(" ", "-")}`);
+        const out = join(dir, "records.csv");
+        const synced = await runCli(
+          ["sync", "--from", DAY, "--to", DAY, "--out", out, "--quiet"],
+          hostileEnv(server),
+        );
+        assert.equal(synced.code, 0, synced.stderr);
+        const mirrored = await runCli(
+          ["mirror", "--dir", join(dir, "mirror"), "--from", DAY, "--to", DAY, "--format", "csv"],
+          hostileEnv(server),
+        );
+        assert.equal(mirrored.code, 0, mirrored.stderr);
+        for (const file of [out, join(dir, "mirror", `date=${DAY}`, "records.csv")]) {
+          const text = await readFile(file, "utf8");
+          assert.ok(text.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`), text);
+          assert.ok(text.includes("'+cmd|' /C calc'!A0"));
+          assert.ok(text.includes(",'@SUM(1,2),") || text.includes(`"'@SUM(1,2)"`));
+          assert.ok(text.includes(",'-2+3,"));
+          assert.ok(text.includes(",'\tTabbed,"));
+          assert.ok(text.includes(",'=c0,"));
+          assert.ok(text.includes(",-3.5,"), "numbers are never prefixed");
+          assert.equal(/,'-3\.5/.test(text), false);
+        }
+        const rawOut = join(dir, "raw.csv");
+        const raw = await runCli(
+          ["sync", "--from", DAY, "--to", DAY, "--out", rawOut, "--quiet", "--raw-csv"],
+          hostileEnv(server),
+        );
+        assert.equal(raw.code, 0, raw.stderr);
+        const rawText = await readFile(rawOut, "utf8");
+        assert.ok(rawText.includes(",+cmd|' /C calc'!A0,") && !rawText.includes("'+cmd"));
+        const ndjsonOut = join(dir, "records.ndjson");
+        assert.equal(
+          (
+            await runCli(
+              ["sync", "--from", DAY, "--to", DAY, "--out", ndjsonOut, "--quiet"],
+              hostileEnv(server),
+            )
+          ).code,
+          0,
+        );
+        const names = (await readFile(ndjsonOut, "utf8"))
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line).campaignName);
+        assert.deepEqual(names, NAMES);
+        assert.equal(
+          server.requests.some((request) => request.field === "marketingRecords"),
+          via === "the page walk",
+        );
+      } finally {
+        await server.close();
       }
-      const rawOut = join(dir, "raw.csv");
-      const raw = await runCli(
-        ["sync", "--from", DAY, "--to", DAY, "--out", rawOut, "--quiet", "--raw-csv"],
-        hostileEnv(server),
-      );
-      assert.equal(raw.code, 0, raw.stderr);
-      const rawText = await readFile(rawOut, "utf8");
-      assert.ok(rawText.includes(",+cmd|' /C calc'!A0,") && !rawText.includes("'+cmd"));
-      const ndjsonOut = join(dir, "records.ndjson");
-      assert.equal(
-        (
-          await runCli(
-            ["sync", "--from", DAY, "--to", DAY, "--out", ndjsonOut, "--quiet"],
-            hostileEnv(server),
-          )
-        ).code,
-        0,
-      );
-      const names = (await readFile(ndjsonOut, "utf8"))
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line).campaignName);
-      assert.deepEqual(names, NAMES);
-    } finally {
-      await server.close();
-    }
-  });
+    });
+  }
 });
 
 /** SDK options for `url`, with the ids `hostileEnv` uses. */
