@@ -13,7 +13,7 @@
  * page to the object path (`recordsJson` answers null), which raises the same field error as ever.
  */
 import type { RecordField } from "../store/query-request.js";
-import { type RecordsPage, type RecordValue, recordValue } from "../store/store.js";
+import { type RecordsPage, type RecordValue, recordValue, type ValueColumn } from "../store/store.js";
 
 /** How GraphQL serialises a field's values (schema.ts `MarketingRecord`). */
 enum Output {
@@ -76,6 +76,10 @@ export function recordsJson(page: RecordsPage): Buffer | null {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
+/** `JSON.stringify`'s short escapes of control characters (the others are `\u00xx`). */
+const SHORT_ESCAPES: Partial<Record<number, number>> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72 };
+/** Lowercase hex digits as bytes, as `JSON.stringify` writes `\u00xx`. */
+const HEX = Buffer.from("0123456789abcdef");
 
 /**
  * JSON written as UTF-8 bytes into one buffer, kept between pages (`encoded` runs start to end
@@ -147,6 +151,39 @@ class JsonBytes {
         bytes[at++] = 0x80 | (point & 0x3f);
         index += 1;
       }
+    }
+    bytes[at++] = QUOTE;
+    this.length = at;
+  }
+
+  /**
+   * UTF-8 text `source[start, end)` (valid: an engine's text value) as `JSON.stringify` writes it,
+   * encoded: `"` and `\\` escaped, a control character as its short or `\\u00xx` escape, every
+   * other byte as it is (JSON.stringify escapes nothing else of valid text).
+   */
+  utf8(source: Uint8Array, start: number, end: number): void {
+    // At most 6 bytes a byte (`\u00xx`), 2 for the quotes.
+    this.reserve((end - start) * 6 + 2);
+    const bytes = this.bytes;
+    let at = this.length;
+    bytes[at++] = QUOTE;
+    for (let index = start; index < end; index += 1) {
+      const byte = source[index]!;
+      if (byte === QUOTE || byte === BACKSLASH) bytes[at++] = BACKSLASH;
+      else if (byte < 0x20) {
+        bytes[at++] = BACKSLASH;
+        const short = SHORT_ESCAPES[byte];
+        if (short !== undefined) bytes[at++] = short;
+        else {
+          bytes[at++] = 0x75;
+          bytes[at++] = 0x30;
+          bytes[at++] = 0x30;
+          bytes[at++] = HEX[byte >> 4]!;
+          bytes[at++] = HEX[byte & 0xf]!;
+        }
+        continue;
+      }
+      bytes[at++] = byte;
     }
     bytes[at++] = QUOTE;
     this.length = at;
@@ -241,6 +278,10 @@ function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
   const keys = fields.map((field, index) =>
     Buffer.from(`${index === 0 ? "{" : ","}${JSON.stringify(field)}:`),
   );
+  // Each column's kind, checked once: text as bytes, or values (and the text written for them).
+  const utf8 = columns.map((column) => ("utf8" in column ? column : null));
+  const valueColumns = columns.map((column) => ("utf8" in column ? null : column));
+  if (utf8.some((column, field) => column !== null && outputs[field] !== Output.Text)) return null;
   const out = scratch;
   out.length = 0;
   out.byte(0x5b);
@@ -248,7 +289,13 @@ function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
     if (row > 0) out.byte(COMMA);
     for (let field = 0; field < fields.length; field += 1) {
       out.raw(keys[field]!);
-      const column = columns[field]!;
+      const text = utf8[field];
+      if (text) {
+        const at = row * text.stride + text.offset;
+        out.utf8(text.utf8, text.starts[at]!, text.starts[at + 1]! - 1);
+        continue;
+      }
+      const column = valueColumns[field] as ValueColumn;
       if (!writeValue(out, column.values[row]!, outputs[field]!, column.places)) return null;
     }
     out.byte(0x7d);

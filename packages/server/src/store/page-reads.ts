@@ -4,7 +4,7 @@
  * Each engine supplies only how to run a planned statement on its snapshot (`SnapshotReader`).
  */
 import type { CurrencyCode } from "../currencies.js";
-import { type PackedColumns, packedPages } from "./packed-page.js";
+import { type PackedColumn, type PackedColumns, PackedKind, packedPages } from "./packed-page.js";
 import {
   aggregateReadsRollup,
   type PlannedAggregatePage,
@@ -31,6 +31,7 @@ import {
   type RecordColumn,
   type RecordsPage,
   type RecordValue,
+  textValue,
 } from "./store.js";
 import {
   type DayCount,
@@ -124,18 +125,18 @@ export async function readRecordsPages(
   const after = walk?.boundaries.get(page - 1) ?? null;
   const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
   let plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
-  let packed = unpacked(await reader.run(plan), plan, pageSize);
+  let packed = unpacked(await reader.run(plan), plan, pageSize, false);
   if (packed === null) {
     // A text value holds the separator (no load stores one): the same page, its text escaped.
     plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows }, true);
-    packed = unpacked(await reader.run(plan), plan, pageSize);
+    packed = unpacked(await reader.run(plan), plan, pageSize, true);
     if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
   }
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const money = selectsMoney ? new MoneyConverter(query.currency, await rates()) : null;
   const answered: RecordsPage[] = [];
   for (const columns of packed) {
-    const rowCount = columns[0]!.length;
+    const rowCount = rowsOfPage(columns, plan);
     answered.push({
       fields: query.fields,
       rowCount,
@@ -159,24 +160,45 @@ const NUMERIC_FIELDS: ReadonlySet<string> = new Set([
 
 /**
  * A packed page's values (query-planner.ts `PlannedPackedPage`, packed-page.ts) cut into pages of
- * `pageSize`; null when a text value holds the separator (then the page is read escaped).
+ * `pageSize`; null when a text value holds the separator (then the page is read `escaped`). Text
+ * read on the way (the day and source currency money is converted with) is made strings; any other
+ * text is kept as its bytes, written as they are by the GraphQL layer.
  */
-function unpacked(packed: ResultTable, plan: PlannedPackedPage, pageSize: number): PackedColumns[] | null {
+function unpacked(
+  packed: ResultTable,
+  plan: PlannedPackedPage,
+  pageSize: number,
+  escaped: boolean,
+): PackedColumns[] | null {
   const rowCount = Number(packed.value(0, 0) ?? 0);
   const text = packed.value(0, 1);
   if (rowCount === 0 || (typeof text !== "string" && !(text instanceof Uint8Array))) return [];
-  const numeric = Array.from({ length: plan.width }, (_, column) =>
-    NUMERIC_FIELDS.has(plan.fields[column] ?? ""),
-  );
+  const kinds = Array.from({ length: plan.width }, (_, column) => {
+    if (NUMERIC_FIELDS.has(plan.fields[column] ?? "")) return PackedKind.Number;
+    const readAsText = column === plan.boundaryColumns.date || column === plan.sourceCurrencyColumn;
+    return readAsText ? PackedKind.Text : PackedKind.Utf8;
+  });
   const bytes = typeof text === "string" ? Buffer.from(text) : text;
-  return packedPages(bytes, rowCount, { width: plan.width, numeric, pageSize });
+  return packedPages(bytes, rowCount, { kinds, pageSize, escaped });
+}
+
+/** The rows of a packed page: its day column is always read as values. */
+function rowsOfPage(columns: PackedColumns, plan: PlannedPackedPage): number {
+  return (columns[plan.boundaryColumns.date] as PackedValueList).length;
+}
+
+type PackedValueList = Exclude<PackedColumn, { utf8: Uint8Array }>;
+
+/** Row `row` of a packed column as text. */
+function packedText(column: PackedColumn, row: number): string {
+  return Array.isArray(column) ? String(column[row]) : textValue(column, row);
 }
 
 /** Where the row `row` of a packed page stands in its sort (walk-memory.ts). */
 function boundaryOf(columns: PackedColumns, plan: PlannedPackedPage, row: number): PageBoundary {
   return {
-    keys: plan.sortKeyColumns.map((column) => String(columns[column]![row])),
-    recordId: String(columns[plan.boundaryColumns.recordId]![row]),
+    keys: plan.sortKeyColumns.map((column) => packedText(columns[column]!, row)),
+    recordId: packedText(columns[plan.boundaryColumns.recordId]!, row),
   };
 }
 
@@ -195,11 +217,13 @@ function recordColumns(
   query: RecordsQuery,
   money: MoneyConverter | null,
 ): RecordColumn[] {
-  const rowCount = columns[0]!.length;
+  const rowCount = rowsOfPage(columns, plan);
   return query.fields.map((field) => {
     if (field === "currency")
       return { values: new Array<RecordValue>(rowCount).fill(query.currency), places: 0 };
-    const values: RecordValue[] = columns[plan.fields.indexOf(field)]!;
+    const column = columns[plan.fields.indexOf(field)]!;
+    if (!Array.isArray(column)) return column;
+    const values: RecordValue[] = column;
     switch (field) {
       case "impressions":
       case "clicks":
@@ -209,8 +233,8 @@ function recordColumns(
         return { values, places: field === "conversions" ? TEN_THOUSANDTHS : 0 };
       case "spend":
       case "revenue": {
-        const days = columns[plan.boundaryColumns.date]!;
-        const sources = columns[plan.sourceCurrencyColumn]!;
+        const days = columns[plan.boundaryColumns.date] as PackedValueList;
+        const sources = columns[plan.sourceCurrencyColumn] as PackedValueList;
         for (let row = 0; row < rowCount; row += 1)
           values[row] = money?.convertMinor(values[row], sources[row] as string, days[row] as string) ?? null;
         return { values, places: money?.minorUnits ?? 0 };

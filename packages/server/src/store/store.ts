@@ -131,10 +131,27 @@ export type RecordValue = string | number | null;
  * (record-money.ts `convertMinor`) — so that a field's value is `values[row] / 10 ** places`
  * (`recordValue`), and its JSON is written from the whole number's digits.
  */
-export interface RecordColumn {
+export interface ValueColumn {
   readonly values: readonly RecordValue[];
   readonly places: number;
 }
+
+/**
+ * One text field's values in a records page kept as the UTF-8 bytes the engine handed back
+ * (Arrow's string layout: one byte array, offsets into it), so that no string is made for a value
+ * the GraphQL layer only copies into the response: value `row` is `utf8[starts[at], starts[at + 1]
+ * - 1)` with `at = row * stride + offset` (the values of a row follow one another, each followed by
+ * one separator byte; store/packed-page.ts). `textValue` reads one as a string.
+ */
+export interface Utf8Column {
+  readonly utf8: Uint8Array;
+  readonly starts: Int32Array;
+  readonly stride: number;
+  readonly offset: number;
+}
+
+/** A records page's column: values, or text as UTF-8 bytes. */
+export type RecordColumn = ValueColumn | Utf8Column;
 
 /**
  * A `marketingRecords` page in columns, whatever its sort and filter: one `RecordColumn` per
@@ -153,8 +170,20 @@ export interface RecordsPage {
 
 /** The value GraphQL serialises for row `row` of `column`. */
 export function recordValue(column: RecordColumn, row: number): RecordValue {
+  if ("utf8" in column) return textValue(column, row);
   const value = column.values[row]!;
   return column.places === 0 || typeof value !== "number" ? value : value / 10 ** column.places;
+}
+
+/** The text of row `row` of a `Utf8Column`. */
+export function textValue(column: Utf8Column, row: number): string {
+  const at = row * column.stride + column.offset;
+  const { utf8, starts } = column;
+  return Buffer.from(utf8.buffer, utf8.byteOffset, utf8.length).toString(
+    "utf8",
+    starts[at]!,
+    starts[at + 1]! - 1,
+  );
 }
 
 export {
