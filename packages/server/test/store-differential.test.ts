@@ -491,6 +491,27 @@ describe("DuckDB and PostgreSQL answer identically", () => {
         `${engine.name}: stored text read back as it is`,
       );
       assert.ok(rows.every((row) => row.recordId.endsWith("\u0001")));
+      // Without a separator in its text the page is read unescaped: an escape character stored in
+      // a value is text like any other, never undone as if the page had been escaped.
+      const unseparated = records.map((record) => ({
+        ...record,
+        recordId: record.recordId.replace("\u0001", ""),
+        campaignName: record.campaignName.replace("\u0001", ""),
+      }));
+      await engine.store.replaceRecords("brand-acme", unseparated, processing);
+      const unescaped = JSON.parse((await compare(engine, 200))[0]!).data.marketingRecords as {
+        campaignName: string;
+        campaignId: string;
+      }[];
+      assert.deepEqual(
+        [...new Set(unescaped.map((row) => row.campaignName))].sort(),
+        [...new Set(unseparated.map((record) => record.campaignName))].sort(),
+        `${engine.name}: stored escape characters read back as they are`,
+      );
+      assert.ok(
+        unescaped.every((row) => row.campaignId.endsWith("\u0002b")),
+        `${engine.name}: campaignId`,
+      );
       // An Int past 32 bits: the same field error, masked (graphql-jit's serialiser throws a plain
       // Error), with null data, from the plain selection as from the aliased one.
       await engine.store.replaceRecords(
