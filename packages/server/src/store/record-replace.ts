@@ -28,14 +28,6 @@ export const STAGING_COLUMNS = [
   "currency",
 ] as const;
 
-/**
- * Rows one sorting INSERT takes at most (whole days, so the batches in date order keep the rows
- * in (date, record_id) order). One sort of a whole 8.5 M-row load ran out of DuckDB's 128 MB
- * (`mdq demo --scale 600`) and a spilled sort of 10 M rows took 69 s against 3.6 s for 1 M; a
- * batch sorts in memory, so a load's time grows with its rows (issue 19).
- */
-export const INSERT_BATCH_ROWS = 250_000;
-
 /** A load staged in the caller's transaction, ready to replace the brand's rows. */
 export interface StagedLoad {
   brandId: string;
@@ -84,23 +76,19 @@ export async function replaceFromStaging(
   await run(`DELETE FROM records WHERE brand_id = $1 AND ${replacedBy(replace, staging, "records")}`, [
     brandId,
   ]);
-  const days = await run(
-    `SELECT ${dialect.formatDate("date")} AS day, count(*) AS n FROM ${staging} GROUP BY date ORDER BY date`,
-  );
   const columns = STAGING_COLUMNS.join(", ");
-  const insert = `INSERT INTO records (brand_id, ${columns}) SELECT CAST($1 AS VARCHAR), ${columns} FROM ${staging}`;
-  if (load.sorted) await run(insert, [brandId]);
-  else {
-    for (const [first, last] of dayBatches(days, INSERT_BATCH_ROWS)) {
-      await run(
-        `${insert} WHERE date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE) ORDER BY date, record_id`,
-        [brandId, first, last],
-      );
-    }
-  }
+  await run(
+    `INSERT INTO records (brand_id, ${columns})
+      SELECT CAST($1 AS VARCHAR), ${columns} FROM ${staging}${load.sorted ? "" : " ORDER BY date, record_id"}`,
+    [brandId],
+  );
   await stampLoad(run, { brandId, staging, replace, now: new Date() });
-  const firstDay = days.length > 0 ? String(days[0]!["day"]) : null;
-  const lastDay = days.length > 0 ? String(days.at(-1)!["day"]) : null;
+  const [range] = await run(
+    `SELECT ${dialect.formatDate("min(date)")} AS first_day, ${dialect.formatDate("max(date)")} AS last_day,
+      count(DISTINCT date) AS days FROM ${staging}`,
+  );
+  const firstDay = (range?.["first_day"] as string | null | undefined) ?? null;
+  const lastDay = (range?.["last_day"] as string | null | undefined) ?? null;
   const loadId = `load_${randomBytes(8).toString("hex")}`;
   await run(
     `INSERT INTO loads (load_id, brand_id, processing_date, loaded_at, source, rows, first_day, last_day)
@@ -110,31 +98,9 @@ export async function replaceFromStaging(
   return {
     loadId,
     rows: load.rows,
-    days: days.length,
+    days: Number(range?.["days"] ?? 0),
     from: firstDay,
     to: lastDay,
     processingDate: origin.processingDate,
   };
-}
-
-/**
- * Consecutive days, ascending, grouped into (first, last) ranges of at most `limit` rows each; a
- * day with more rows than that is a range of its own.
- */
-export function dayBatches(days: Record<string, unknown>[], limit: number): [string, string][] {
-  const batches: [string, string][] = [];
-  let rows = 0;
-  for (const row of days) {
-    const day = String(row["day"]);
-    const count = Number(row["n"]);
-    const current = batches.at(-1);
-    if (current === undefined || rows + count > limit) {
-      batches.push([day, day]);
-      rows = count;
-    } else {
-      current[1] = day;
-      rows += count;
-    }
-  }
-  return batches;
 }

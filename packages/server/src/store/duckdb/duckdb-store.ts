@@ -320,7 +320,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     origin: LoadOrigin = defaultOrigin(),
   ): Promise<LoadSummary> {
     // Rows appended from JavaScript (`mdq demo`, the API) keep the served settings: under the
-    // load's 128 MB the demo's 8.5 M-row brands ran out of memory (`mdq demo --scale 600`).
+    // load's settings the demo's brands (up to 11 M rows) ran out of memory (`mdq demo --scale 600`).
     const served = this.settings.served;
     return this.replaceStaged(
       brandId,
