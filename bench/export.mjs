@@ -34,7 +34,7 @@ const { values } = parseArgs({
     "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
   },
 });
-const MDQ = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const MDQ = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const FORMATS = ["ndjson", "csv", "parquet", "arrow"];
 const FIELDS =
   "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
