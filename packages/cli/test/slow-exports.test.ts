@@ -11,16 +11,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { EXPORT_PATH } from "@mdq/contract";
-import { daysAgo, graphqlCall, runMdq, type ServeProcess, startServe, tokenCall } from "@mdq/test-support";
+import {
+  type AppCredentials,
+  daysAgo,
+  graphqlCall,
+  runMdq,
+  type ServeProcess,
+  startServe,
+  tokenCall,
+} from "@mdq/test-support";
 
-const RECORDS =
-  "query($c: ID!, $from: Date!, $to: Date!) { marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, pagination: {page: 1, pageSize: 1000}) { recordId spend } }";
+/** A page of a month's records: DuckDB statements on pool threads (its facts, then its rows). */
+const MONTH_PAGE =
+  "query($c: ID!, $r: DateRangeInput!) { marketingRecords(clientId: $c, dateRange: $r, currency: EUR) { recordId date } }";
 
-interface DemoApp {
-  appClientId: string;
-  appClientSecret: string;
-  brandClientId: string;
-}
+type DemoApp = AppCredentials & { brandClientId: string };
 
 /** Starts an export whose body is never read: resolves with its response once the headers came. */
 function unreadExport(
@@ -92,8 +97,8 @@ describe("mdq serve with exports whose clients never read (DuckDB)", () => {
       const answer = await graphqlCall(
         serve.url,
         token,
-        RECORDS,
-        { c: app.brandClientId, from: daysAgo(30), to },
+        MONTH_PAGE,
+        { c: app.brandClientId, r: { from: daysAgo(30), to } },
         {
           timeoutMs: 10_000,
         },

@@ -176,7 +176,8 @@ export function demoCommand(): Command {
         // The explorer is on in the demo unless MDQ_EXPLORER says otherwise.
         const explorer = process.env[CONFIG_ENV.explorer] || "on";
         const config = loadConfig(process.env, { port: flags.port, region: flags.region, dataDir, explorer });
-        const threadPool = threadPoolProblem(config.exportConcurrency, process.env);
+        // Refused before seeding, not after: a demo that would serve needs the pool of `mdq serve`.
+        const threadPool = flags.seedOnly ? null : threadPoolProblem(config.exportConcurrency, process.env);
         if (threadPool !== null) throw new UsageError(threadPool);
         await freshDemoDirectory(dataDir);
         const store = await openDemoStore(config);
