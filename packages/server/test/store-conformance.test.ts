@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { RECORD_FIELDS } from "@mdq/contract";
 import { createTestDatabase } from "@mdq/test-support";
+import { recordObjects } from "../src/graphql/records-json.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
@@ -197,8 +198,22 @@ function aggregateQuery(brandId: string, overrides: Partial<AggregateQuery> = {}
   };
 }
 
+/**
+ * The records page `query` asks, its rows as the objects GraphQL execution serialises
+ * (graphql/records-json.ts `recordObjects`), each with the query's currency.
+ */
+async function recordsPage(store: Store, query: RecordsQuery) {
+  const [page] = await store.queryRecords(query);
+  assert.ok(page, "the store answered no page");
+  const rows: Record<string, unknown>[] = recordObjects(page).map((row) => ({
+    ...row,
+    currency: query.currency,
+  }));
+  return { ...page, rows };
+}
+
 async function recordIds(store: Store, query: RecordsQuery): Promise<string[]> {
-  return (await store.queryRecords(query)).rows.map((row) => String(row["recordId"]));
+  return (await recordsPage(store, query)).rows.map((row) => String(row["recordId"]));
 }
 
 function app(appClientId: string, brandId: string, overrides: Partial<App> = {}): App {
@@ -317,7 +332,8 @@ for (const engine of ENGINES) {
       await store.upsertFxRates([{ currency: "NZD", date: "2021-06-01", rateE6: 1_500_000n }]);
       const spend = async () =>
         (
-          await store.queryRecords(
+          await recordsPage(
+            store,
             recordsQuery("cf-fx", {
               scope: scopeOf("cf-fx", { from: "2021-06-01", to: "2021-06-02" }),
               currency: "NZD",
@@ -368,7 +384,7 @@ for (const engine of ENGINES) {
         fields: ["recordId", "date", "impressions"],
         sort: [{ field: "DATE_DAY", direction: "ASC" }],
       });
-      assert.deepEqual((await store.queryRecords(query)).rows, [
+      assert.deepEqual((await recordsPage(store, query)).rows, [
         { recordId: "a1", date: "2021-03-01", impressions: 100, currency: "EUR" },
         { recordId: "a2", date: "2021-03-01", impressions: 100, currency: "EUR" },
         { recordId: "c1", date: "2021-03-02", impressions: 7, currency: "EUR" },
@@ -400,7 +416,7 @@ for (const engine of ENGINES) {
         store,
         recordsQuery("cf-conflict", { scope: scopeOf("cf-conflict", { to: "2021-03-06" }) }),
       );
-      const version = (await store.queryRecords(recordsQuery("cf-conflict"))).dataVersion;
+      const version = (await recordsPage(store, recordsQuery("cf-conflict"))).dataVersion;
       await assert.rejects(
         store.replaceRecords(
           "cf-conflict",
@@ -419,7 +435,7 @@ for (const engine of ENGINES) {
       const scope = scopeOf("cf-conflict", { to: "2021-03-06" });
       assert.deepEqual(await recordIds(store, recordsQuery("cf-conflict", { scope })), before);
       assert.equal(await store.hasLoad("cf-conflict", "2021-03-09"), false);
-      assert.equal((await store.queryRecords(recordsQuery("cf-conflict"))).dataVersion, version);
+      assert.equal((await recordsPage(store, recordsQuery("cf-conflict"))).dataVersion, version);
       // Swapping days between the replaced days is fine.
       await store.replaceRecords("cf-conflict", [record("a1", "2021-03-02"), record("b1", "2021-03-01")]);
       assert.deepEqual(await recordIds(store, recordsQuery("cf-conflict", { scope })), ["c1", "a1", "b1"]);
@@ -431,7 +447,7 @@ for (const engine of ENGINES) {
         source: "good",
       });
       const status = await store.brandDataStatus("cf-atomic");
-      const version = (await store.queryRecords(recordsQuery("cf-atomic"))).dataVersion;
+      const version = (await recordsPage(store, recordsQuery("cf-atomic"))).dataVersion;
       const many = Array.from({ length: 2_000 }, (_, index) => record(`n${index}`, "2021-03-02"));
       await assert.rejects(
         store.replaceRecords("cf-atomic", failingSource(many), {
@@ -443,7 +459,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await store.brandDataStatus("cf-atomic"), status);
       assert.deepEqual(await recordIds(store, recordsQuery("cf-atomic")), ["b1", "a1"]);
       assert.equal(await store.hasLoad("cf-atomic", "2021-03-04"), false);
-      assert.equal((await store.queryRecords(recordsQuery("cf-atomic"))).dataVersion, version);
+      assert.equal((await recordsPage(store, recordsQuery("cf-atomic"))).dataVersion, version);
       // The store still loads afterwards.
       await store.replaceRecords("cf-atomic", [record("b2", "2021-03-02")]);
       assert.deepEqual(await recordIds(store, recordsQuery("cf-atomic")), ["b2", "a1"]);
@@ -549,7 +565,7 @@ for (const engine of ENGINES) {
     });
 
     it("reads a page of records with every field, converted and rounded half-even (EUR)", async () => {
-      const result = await store.queryRecords(recordsQuery("cf-query", { fields: ALL_FIELDS }));
+      const result = await recordsPage(store, recordsQuery("cf-query", { fields: ALL_FIELDS }));
       assert.equal(result.totalCount, 7);
       const row = (id: string, date: string, rest: Record<string, unknown>) => ({
         recordId: id,
@@ -608,7 +624,8 @@ for (const engine of ENGINES) {
     it("converts records to GBP and JPY, and sorts by converted money with record_id breaking ties", async () => {
       const spend = async (currency: "GBP" | "JPY") =>
         (
-          await store.queryRecords(
+          await recordsPage(
+            store,
             recordsQuery("cf-query", {
               currency,
               fields: ["recordId", "spend", "revenue"],
@@ -654,7 +671,7 @@ for (const engine of ENGINES) {
 
     it("pages with a stable order, sorts by several keys, and filters", async () => {
       const page = (number: number) =>
-        store.queryRecords(recordsQuery("cf-query", { page: { page: number, pageSize: 3 } }));
+        recordsPage(store, recordsQuery("cf-query", { page: { page: number, pageSize: 3 } }));
       const pages = await Promise.all([1, 2, 3, 4].map(page));
       assert.deepEqual(
         pages.map((result) => result.rows.map((row) => row["recordId"])),
@@ -688,7 +705,8 @@ for (const engine of ENGINES) {
       assert.deepEqual(await filtered({ dataSources: ["tiktok_ads"] }), ["r06"]);
       assert.deepEqual(await filtered({ from: "2021-03-02", to: "2021-03-03" }), ["r05", "r03", "r04"]);
       assert.deepEqual(await filtered({ markets: [] }), []);
-      const none = await store.queryRecords(
+      const none = await recordsPage(
+        store,
         recordsQuery("cf-query", { scope: scopeOf("cf-query", { dataSources: [] }) }),
       );
       assert.equal(none.totalCount, 0);
@@ -699,7 +717,8 @@ for (const engine of ENGINES) {
       const walk = async (direction: "ASC" | "DESC", currency: RecordsQuery["currency"] = "EUR") => {
         const pages: string[][] = [];
         for (let page = 1; page <= 4; page += 1) {
-          const result = await store.queryRecords(
+          const result = await recordsPage(
+            store,
             recordsQuery("cf-query", {
               sort: [{ field: "DATE_DAY", direction }],
               currency,
@@ -722,7 +741,8 @@ for (const engine of ENGINES) {
       // A missing rate is refused on every page of a walk, not only the first.
       for (const page of [1, 2])
         await assert.rejects(
-          store.queryRecords(
+          recordsPage(
+            store,
             recordsQuery("cf-query", { fields: ALL_FIELDS, currency: "CHF", page: { page, pageSize: 2 } }),
           ),
           MissingFxRateError,
@@ -747,13 +767,15 @@ for (const engine of ENGINES) {
       for (const sort of sorts) {
         for (const currency of ["GBP", "JPY"] as const) {
           const fields: RecordField[] = ["recordId", "spend", "campaignId"];
-          const whole = await store.queryRecords(
+          const whole = await recordsPage(
+            store,
             recordsQuery("cf-query", { sort, currency, fields, page: { page: 1, pageSize: 100 } }),
           );
           const walked: Record<string, unknown>[] = [];
           // Each page after the first continues from the one before (its sort keys, ties included).
           for (let page = 1; page <= 4; page += 1) {
-            const result = await store.queryRecords(
+            const result = await recordsPage(
+              store,
               recordsQuery("cf-query", { sort, currency, fields, page: { page, pageSize: 2 } }),
             );
             assert.equal(result.totalCount, 7);
@@ -761,7 +783,8 @@ for (const engine of ENGINES) {
           }
           assert.deepEqual(walked, whole.rows, `${JSON.stringify(sort)} in ${currency}`);
           // Page 3 of a walk not begun (other fields: no boundary before it) reads its offset.
-          const third = await store.queryRecords(
+          const third = await recordsPage(
+            store,
             recordsQuery("cf-query", {
               sort,
               currency,
@@ -786,7 +809,8 @@ for (const engine of ENGINES) {
         record("w3", days[2]!),
       ]);
       const page = async (number: number) => {
-        const result = await store.queryRecords(
+        const result = await recordsPage(
+          store,
           recordsQuery(brandId, { page: { page: number, pageSize: 1 } }),
         );
         return { ids: result.rows.map((row) => String(row["recordId"])), total: result.totalCount };
@@ -939,7 +963,7 @@ for (const engine of ENGINES) {
         currency: "GBP",
       });
       const filtered = { ...walk, scope: { ...walk.scope, campaignIds: everyCampaign } };
-      const [counted, read] = await Promise.all([store.queryRecords(walk), store.queryRecords(filtered)]);
+      const [counted, read] = await Promise.all([recordsPage(store, walk), recordsPage(store, filtered)]);
       assert.deepEqual(counted.rows, read.rows);
       assert.equal(counted.totalCount, read.totalCount);
       assert.equal(counted.totalCount, counted.rows.length);
@@ -984,7 +1008,7 @@ for (const engine of ENGINES) {
         return true;
       };
       const records = (currency: "EUR" | "CHF", fields: RecordField[]) =>
-        store.queryRecords(recordsQuery(brandId, { scope, currency, fields }));
+        recordsPage(store, recordsQuery(brandId, { scope, currency, fields }));
       await assert.rejects(records("EUR", ["recordId", "spend"]), missing("CHF", "2021-03-02"));
       // To CHF: g1 lacks its GBP rate ("GBP 2021-02-26"), e1 the CHF rate ("CHF 2021-03-02"); the
       // first in byte order is named.
@@ -992,12 +1016,13 @@ for (const engine of ENGINES) {
       assert.equal((await records("EUR", ["recordId", "impressions"])).totalCount, 3);
       const onlyGbp = scopeOf(brandId, { from: "2021-02-26", to: "2021-02-26", markets: ["GB"] });
       await assert.rejects(
-        store.queryRecords(recordsQuery(brandId, { scope: onlyGbp, fields: ["spend"] })),
+        recordsPage(store, recordsQuery(brandId, { scope: onlyGbp, fields: ["spend"] })),
         missing("GBP", "2021-02-26"),
       );
       assert.deepEqual(
         (
-          await store.queryRecords(
+          await recordsPage(
+            store,
             recordsQuery(brandId, { scope: onlyGbp, currency: "GBP", fields: ["spend"] }),
           )
         ).rows,
@@ -1015,7 +1040,7 @@ for (const engine of ENGINES) {
     it("changes the data version when a load touches the range, and only then", async () => {
       const brandId = "cf-version";
       const version = async (from: string, to: string) =>
-        (await store.queryRecords(recordsQuery(brandId, { scope: scopeOf(brandId, { from, to }) })))
+        (await recordsPage(store, recordsQuery(brandId, { scope: scopeOf(brandId, { from, to }) })))
           .dataVersion;
       const aggregateVersion = async (from: string, to: string) =>
         (await store.queryAggregate(aggregateQuery(brandId, { scope: scopeOf(brandId, { from, to }) })))

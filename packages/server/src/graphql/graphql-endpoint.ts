@@ -96,8 +96,8 @@ function operationErrorsCoded(data: unknown, errors: readonly GraphQLError[]): G
 }
 
 /**
- * The response's JSON as UTF-8 chunks, each records page answered as text
- * (`RequestContext.recordsJson`) written where its field's empty placeholder list stands: the
+ * The response's JSON as UTF-8 chunks, each records page written by records-json.ts
+ * (`RequestContext.recordsJson`) spliced where its field's empty placeholder list stands: the
  * bytes `JSON.stringify` gives the response with those rows in it. A page's chunk is its own
  * (cached) buffer, written to the socket as it is, never copied per response.
  */

@@ -1,14 +1,13 @@
 /**
- * The queries. Resolvers validate arguments, ask the store, and record page info; records
- * and aggregates come back as plain objects so that graphql-jit serialises them with no
- * per-field resolver on the hot path.
+ * The queries. Resolvers validate arguments, ask the store, and record page info; aggregates come
+ * back as plain objects so that graphql-jit serialises them with no per-field resolver on the hot
+ * path, and records as a columnar page written by records-json.ts.
  */
 import { MAX_CHANGES_RANGE_DAYS, type PageInfo, RECORD_FIELDS, todayIn } from "@mdq/contract";
 import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
-import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
+import type { AggregateQuery } from "../store/query-request.js";
 import { MissingFxRateError, type PageResult, type RecordReads } from "../store/store.js";
-import { sortedByDayAlone } from "../store/walk-memory.js";
 import {
   aggregateQueryOf,
   type Caller,
@@ -18,6 +17,7 @@ import {
   recordsQueryOf,
 } from "./arguments.js";
 import { dataVersionText, parseDataVersion } from "./data-version-text.js";
+import { recordObjects, recordsJson } from "./records-json.js";
 import { DateScalar, DateTimeScalar } from "./scalars.js";
 import { plainSelection, selectedFieldNames } from "./selection.js";
 
@@ -28,8 +28,8 @@ export interface RequestContext {
   timeZone: string;
   pageInfo: Record<string, PageInfo>;
   /**
-   * Records pages answered as JSON text, by response key: the resolver returns an empty list and
-   * the endpoint writes this JSON in its place (graphql-endpoint.ts `responseChunks`).
+   * Records pages written as JSON (records-json.ts), by response key: the resolver returns an
+   * empty list and the endpoint writes this JSON in its place (graphql-endpoint.ts `responseChunks`).
    */
   recordsJson: Map<string, Buffer>;
 }
@@ -92,34 +92,29 @@ function pagedResolver<Args, Query extends { page: { page: number; pageSize: num
   };
 }
 
-/** `marketingRecords` answered as row objects that GraphQL execution serialises field by field. */
-export const recordsAsObjects = pagedResolver(recordsQueryOf, (store, query: RecordsQuery) =>
-  store.queryRecords(query),
-);
-
 /**
- * `marketingRecords`: a plain selection of the day sort is answered as JSON text written straight
- * from the store's columns (store/page-text.ts), the same bytes graphql-jit would write; anything
- * else, or a page the text cannot answer, as objects.
+ * `marketingRecords`: one columnar page from the store, whatever the sort and filter; a plain
+ * selection is answered as the page's JSON (records-json.ts, the bytes graphql-jit would write),
+ * keys in the selection's order; any other selection, or a page GraphQL would refuse a value of,
+ * as row objects that execution serialises.
  */
 async function recordsResolver(
-  root: unknown,
+  _root: unknown,
   args: Parameters<typeof recordsQueryOf>[0],
   context: RequestContext,
   info: GraphQLResolveInfo,
 ) {
-  const fields = plainSelection(info, RECORD_FIELDS);
-  const query = fields ? { ...recordsQueryOf(args, context.caller, new Set(fields)), fields } : null;
-  if (query && sortedByDayAlone(query)) {
-    const pages = await withRates(() => context.store.queryRecordsText(query));
-    if (pages) {
-      const key = String(info.path.key);
-      context.pageInfo[key] = pageInfoOf(query.page, pages[0]!, context.caller.region);
-      context.recordsJson.set(key, pages[0]!.json);
-      return [];
-    }
-  }
-  return recordsAsObjects(root, args, context, info);
+  const plain = plainSelection(info, RECORD_FIELDS);
+  const planned = recordsQueryOf(args, context.caller, plain ? new Set(plain) : selectedFieldNames(info));
+  const query = plain ? { ...planned, fields: plain } : planned;
+  const [page] = await withRates(() => context.store.queryRecords(query));
+  if (!page) throw new Error("the store answered a records query with no page");
+  const key = String(info.path.key);
+  context.pageInfo[key] = pageInfoOf(query.page, page, context.caller.region);
+  const json = plain ? recordsJson(page) : null;
+  if (json === null) return recordObjects(page);
+  context.recordsJson.set(key, json);
+  return [];
 }
 
 /** The resolver map given to Mercurius. */

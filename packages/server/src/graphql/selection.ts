@@ -50,7 +50,7 @@ export function selectedFieldNames(info: SelectionInfo): Set<string> {
  * The fields selected under the resolved field, in the order the response writes them, when the
  * selection is plain — one field node, and under it only fields among `known`, each once, with no
  * alias, directive or fragment — so that a page can be written as text in that order
- * (store/page-text.ts); undefined for any other selection.
+ * (records-json.ts); undefined for any other selection.
  */
 export function plainSelection<Field extends string>(
   info: Pick<SelectionInfo, "fieldNodes">,

@@ -4,9 +4,8 @@
  * (throttled) while the database does not answer. A typed decorator (store-decorator.ts): every
  * call of the wrapped store passes through `forward`, capabilities included.
  */
-import type { TextPage } from "../store/page-text.js";
 import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
-import type { PageResult, Store } from "../store/store.js";
+import type { PageResult, RecordsPage, Store } from "../store/store.js";
 import { StoreDecorator } from "../store/store-decorator.js";
 import { isExpectedStoreError, StoreUnavailableError } from "../store/store-errors.js";
 import type { ServiceMetrics, StoreErrorKind } from "./metrics.js";
@@ -46,16 +45,10 @@ export class MeteredStore extends StoreDecorator {
     }
   }
 
-  override async queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    const page = await super.queryRecords(query);
-    this.metrics.rowsServed.inc({ query: "records" }, page.rows.length);
-    return page;
-  }
-
-  /** Counts the rows of the first text page (the one asked), not those read ahead. */
-  override async queryRecordsText(query: RecordsQuery, pages?: number): Promise<TextPage[] | null> {
-    const answered = await super.queryRecordsText(query, pages);
-    this.metrics.rowsServed.inc({ query: "records" }, answered?.[0]?.rows ?? 0);
+  /** Counts the rows of the page asked, not those read ahead. */
+  override async queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]> {
+    const answered = await super.queryRecords(query, pages);
+    this.metrics.rowsServed.inc({ query: "records" }, answered[0]?.rowCount ?? 0);
     return answered;
   }
 

@@ -10,30 +10,32 @@
  *
  * Daily-sync traffic asks for each page about once, so the cache mostly serves retries, resumed
  * walks and many apps of one brand reading the same days; bench/README.md reports MDQ with and
- * without it. What it does for a first-time walk is read-ahead: a records page asked as text
- * (`queryRecordsText`) is read with the pages after it, up to `READ_AHEAD_ROWS` rows, in one
- * statement, and those pages are filed here (and awaited by requests that arrive meanwhile).
+ * without it. What it does for a first-time walk is read-ahead: a records page it does not hold is
+ * read with the pages after it, up to `READ_AHEAD_ROWS` rows, in one statement (any sort), and
+ * those pages are filed here (and awaited by requests that arrive meanwhile).
  */
 import { LRUCache } from "lru-cache";
-import type { TextPage } from "./page-text.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
-import type { PageResult, Store } from "./store.js";
+import type { PageResult, RecordsPage, Store } from "./store.js";
 import { StoreDecorator } from "./store-decorator.js";
 
 type Row = Record<string, unknown>;
-type CachedPage = PageResult<Row> | TextPage;
+type CachedPage = PageResult<Row> | RecordsPage;
 
-/** Rough bytes of a cached page: what bounds the cache's memory. */
+/**
+ * Rough bytes of a cached page: what bounds the cache's memory. A records page's value counts
+ * its JSON too, which the GraphQL layer keeps beside the page (graphql/records-json.ts).
+ */
 function pageBytes(page: CachedPage): number {
-  if ("json" in page) return 256 + page.json.length;
+  if ("columns" in page) return 256 + page.rowCount * (64 + page.fields.length * 64);
   const first = page.rows[0];
   const fields = first ? Object.keys(first).length : 0;
   return 256 + page.rows.length * (64 + fields * 40);
 }
 
 /**
- * Rows a walk's text page reads ahead at most (in whole pages, at least the page asked): the
- * pages after it are filed here for the requests that follow, as a sync asks them (issue 11).
+ * Rows a records page reads ahead at most (in whole pages, at least the page asked): the pages
+ * after it are filed here for the requests that follow, as a sync asks them (issue 11).
  */
 export const READ_AHEAD_ROWS = 10_000;
 
@@ -52,10 +54,10 @@ export function withPageCache(store: Store, maxBytes: number, onLookup?: PageCac
 /** The page cache: a typed decorator of the store (store-decorator.ts) overriding its page reads. */
 export class PageCache extends StoreDecorator {
   private readonly pages: LRUCache<string, CachedPage>;
-  /** Concurrent misses of one key share one store read. */
+  /** Concurrent misses of one aggregate key share one store read. */
   private readonly inFlight = new Map<string, Promise<PageResult<Row>>>();
-  /** Text pages being read, the pages read ahead included. */
-  private readonly textInFlight = new Map<string, Promise<TextPage | null>>();
+  /** Records pages being read, the pages read ahead included (null: not in the batch after all). */
+  private readonly recordsInFlight = new Map<string, Promise<RecordsPage | null>>();
 
   constructor(
     inner: Store,
@@ -69,65 +71,64 @@ export class PageCache extends StoreDecorator {
     });
   }
 
-  override queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.cached("records", query, () => super.queryRecords(query));
-  }
-
   override queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
     return this.cached("aggregate", query, () => super.queryAggregate(query));
   }
 
-  /** The page of `query` as text: cached, being read (maybe ahead), or read with its next pages. */
-  override async queryRecordsText(query: RecordsQuery): Promise<TextPage[] | null> {
-    const { pages, textInFlight, onLookup } = this;
+  /** The page of `query`: cached, being read (maybe ahead), or read with its next pages. */
+  override async queryRecords(query: RecordsQuery): Promise<RecordsPage[]> {
     const generation = await this.inner.dataGeneration();
-    const key = keyOf(generation, "text", query);
-    const hit = pages.get(key) as TextPage | undefined;
+    const key = keyOf(generation, "records", query);
+    const hit = (this.pages.get(key) as RecordsPage | undefined) ?? (await this.recordsInFlight.get(key));
     if (hit) {
-      onLookup?.("records", "hit");
+      this.onLookup?.("records", "hit");
       return [hit];
     }
-    const pending = textInFlight.get(key);
-    if (pending) {
-      onLookup?.("records", "hit");
-      const page = await pending;
-      return page === null ? null : [page];
-    }
-    onLookup?.("records", "miss");
+    this.onLookup?.("records", "miss");
+    return [await this.readAhead(generation, query)];
+  }
+
+  /**
+   * Reads the page of `query` with the pages after it (`READ_AHEAD_ROWS`), each filed under its
+   * own key once read, and awaited meanwhile by the requests asking for it.
+   */
+  private async readAhead(generation: string, query: RecordsQuery): Promise<RecordsPage> {
+    const { pages, recordsInFlight } = this;
     const ahead = Math.max(1, Math.floor(READ_AHEAD_ROWS / query.page.pageSize));
-    const batch = super.queryRecordsText(query, ahead);
-    let asked: Promise<TextPage | null> = batch.then((list) => list?.[0] ?? null);
+    const batch = super.queryRecords(query, ahead);
+    let asked: Promise<RecordsPage | null> = batch.then((list) => list[0] ?? null);
     for (let index = 0; index < ahead; index += 1) {
       const pageQuery = { ...query, page: { ...query.page, page: query.page.page + index } };
-      const pageKey = keyOf(generation, "text", pageQuery);
-      if (index > 0 && (pages.has(pageKey) || textInFlight.has(pageKey))) continue;
+      const pageKey = keyOf(generation, "records", pageQuery);
+      if (index > 0 && (pages.has(pageKey) || recordsInFlight.has(pageKey))) continue;
       // A page past the batch is past the data's end, and a failed batch read nothing: null
-      // sends a request for such a page down the object path, which answers it on its own.
+      // sends a request for such a page to read it on its own.
       const reading =
         index === 0
           ? asked
           : batch.then(
-              (list) => list?.[index] ?? null,
+              (list) => list[index] ?? null,
               () => null,
             );
       const settled = reading.then(
         (page) => {
-          textInFlight.delete(pageKey);
+          recordsInFlight.delete(pageKey);
           if (page !== null) pages.set(pageKey, page);
           return page;
         },
         (error: unknown) => {
-          textInFlight.delete(pageKey);
+          recordsInFlight.delete(pageKey);
           throw error;
         },
       );
       // Pages read ahead that nobody asks for must not surface as unhandled rejections.
       if (index > 0) settled.catch(() => undefined);
       else asked = settled;
-      textInFlight.set(pageKey, settled);
+      recordsInFlight.set(pageKey, settled);
     }
     const page = await asked;
-    return page === null ? null : [page];
+    if (page === null) throw new Error("the store answered a records query with no page");
+    return page;
   }
 
   private async cached(

@@ -4,21 +4,20 @@
  * Each engine supplies only how to run a planned statement on its snapshot (`SnapshotReader`).
  */
 import type { CurrencyCode } from "../currencies.js";
-import { type TextPage, textPages } from "./page-text.js";
+import { type PackedColumn, type PackedColumns, PackedKind, packedPages } from "./packed-page.js";
 import {
   aggregateReadsRollup,
   type PlannedAggregatePage,
   type PlannedCount,
-  type PlannedRecordsPage,
+  type PlannedPackedPage,
   type PlannedSql,
   planAggregateCount,
   planAggregateMissingRate,
   planAggregatePage,
   planDataVersion,
   planFxRates,
+  planPackedRecordsPage,
   planRecordsDayCurrencies,
-  planRecordsPage,
-  planRecordsText,
   planRollupPartials,
   recordsNeedRates,
 } from "./query-planner.js";
@@ -26,7 +25,14 @@ import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import { type DayRates, FxHistory, MoneyConverter } from "./record-money.js";
 import { rollupPageRows, totalRollupPartials } from "./rollup-aggregate.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import { MissingFxRateError, type PageResult } from "./store.js";
+import {
+  MissingFxRateError,
+  type PageResult,
+  type RecordColumn,
+  type RecordsPage,
+  type RecordValue,
+  textValue,
+} from "./store.js";
 import {
   type DayCount,
   type PageBoundary,
@@ -79,35 +85,164 @@ interface AggregateRows {
 }
 
 /**
- * A `marketingRecords` page, its total and data version; MissingFxRateError when a rate lacks.
+ * A `marketingRecords` page in columns with its total and data version, then up to `pages - 1`
+ * pages after it read by the same statement (read-ahead); MissingFxRateError when a rate lacks.
  * Every sort and filter reads through the same steps:
  * 1. the query's facts (`walkFacts`: count, rows per day, missing-rate verdict), read once per
  *    query and data generation and kept in `walks`, from the record rollup unless campaigns are
  *    filtered;
- * 2. the page (`readPageRows`): for the day sort from the previous page's boundary when a walk
- *    served it (keyset), else at its offset;
- * 3. its stored money converted (`convertedRows`, record-money.ts: the one conversion of output
- *    money), with the FX history read once per generation;
+ * 2. the rows (`planPackedRecordsPage`, one statement): from the previous page's boundary when a
+ *    walk served it (keyset), else at its offset; sorted by the day alone, over the days they span;
+ * 3. the columns (`recordColumns`), stored money converted by record-money.ts (the one conversion
+ *    of output money), with the FX history read once per generation;
  * 4. the data version, once per query and generation.
  */
-export async function readRecordsPage(
+export async function readRecordsPages(
   reader: SnapshotReader,
   query: RecordsQuery,
   walks: WalkMemory,
-): Promise<PageResult<Row>> {
+  pages = 1,
+): Promise<RecordsPage[]> {
   const generation = await reader.generation();
   const walk = generation === null ? null : walks.walkOf(generation, query);
   const rates = walkRates(reader, walks, generation);
   const facts = await walkFacts(reader, query, walk, rates);
   if (facts.count.missingRate !== null) throw missingRateError(facts.count.missingRate);
-  const page = await readPageRows(reader, query, walk, facts.days);
   const dataVersion = walk?.dataVersion ?? (await readDataVersion(reader, query));
   if (walk) walk.dataVersion = dataVersion;
-  return {
-    rows: withCurrency(await convertedRows(page, query, rates), query.currency),
-    totalCount: facts.count.total,
+  const totalCount = facts.count.total;
+  const { page, pageSize } = query.page;
+  const left = totalCount - (page - 1) * pageSize;
+  const empty: RecordsPage = {
+    fields: query.fields,
+    rowCount: 0,
+    columns: query.fields.map(() => ({ values: [], places: 0 })),
+    totalCount,
     dataVersion,
   };
+  if (left <= 0) return [empty];
+  const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
+  const after = walk?.boundaries.get(page - 1) ?? null;
+  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
+  let plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
+  let packed = unpacked(await reader.run(plan), plan, pageSize, false);
+  if (packed === null) {
+    // A text value holds the separator (no load stores one): the same page, its text escaped.
+    plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows }, true);
+    packed = unpacked(await reader.run(plan), plan, pageSize, true);
+    if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
+  }
+  const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
+  const money = selectsMoney ? new MoneyConverter(query.currency, await rates()) : null;
+  const answered: RecordsPage[] = [];
+  for (const columns of packed) {
+    const rowCount = rowsOfPage(columns, plan);
+    answered.push({
+      fields: query.fields,
+      rowCount,
+      columns: recordColumns(columns, plan, query, money),
+      totalCount,
+      dataVersion,
+    });
+    if (walk) rememberBoundary(walk, page + answered.length - 1, boundaryOf(columns, plan, rowCount - 1));
+  }
+  return answered.length > 0 ? answered : [empty];
+}
+
+/** The fields a packed page holds as whole numbers (packed-page.ts). */
+const NUMERIC_FIELDS: ReadonlySet<string> = new Set([
+  "impressions",
+  "clicks",
+  "conversions",
+  "spend",
+  "revenue",
+]);
+
+/**
+ * A packed page's values (query-planner.ts `PlannedPackedPage`, packed-page.ts) cut into pages of
+ * `pageSize`; null when a text value holds the separator (then the page is read `escaped`). Text
+ * read on the way (the day and source currency money is converted with) is made strings; any other
+ * text is kept as its bytes, written as they are by the GraphQL layer.
+ */
+function unpacked(
+  packed: ResultTable,
+  plan: PlannedPackedPage,
+  pageSize: number,
+  escaped: boolean,
+): PackedColumns[] | null {
+  const rowCount = Number(packed.value(0, 0) ?? 0);
+  const text = packed.value(0, 1);
+  if (rowCount === 0 || (typeof text !== "string" && !(text instanceof Uint8Array))) return [];
+  const kinds = Array.from({ length: plan.width }, (_, column) => {
+    if (NUMERIC_FIELDS.has(plan.fields[column] ?? "")) return PackedKind.Number;
+    const readAsText = column === plan.boundaryColumns.date || column === plan.sourceCurrencyColumn;
+    return readAsText ? PackedKind.Text : PackedKind.Utf8;
+  });
+  const bytes = typeof text === "string" ? Buffer.from(text) : text;
+  return packedPages(bytes, rowCount, { kinds, pageSize, escaped });
+}
+
+/** The rows of a packed page: its day column is always read as values. */
+function rowsOfPage(columns: PackedColumns, plan: PlannedPackedPage): number {
+  return (columns[plan.boundaryColumns.date] as PackedValueList).length;
+}
+
+type PackedValueList = Exclude<PackedColumn, { utf8: Uint8Array }>;
+
+/** Row `row` of a packed column as text. */
+function packedText(column: PackedColumn, row: number): string {
+  return Array.isArray(column) ? String(column[row]) : textValue(column, row);
+}
+
+/** Where the row `row` of a packed page stands in its sort (walk-memory.ts). */
+function boundaryOf(columns: PackedColumns, plan: PlannedPackedPage, row: number): PageBoundary {
+  return {
+    keys: plan.sortKeyColumns.map((column) => packedText(columns[column]!, row)),
+    recordId: packedText(columns[plan.boundaryColumns.recordId]!, row),
+  };
+}
+
+/** Decimal places of ten-thousandths (`conversions`). */
+const TEN_THOUSANDTHS = 4;
+
+/**
+ * The `RecordColumn`s of a packed page, one per field of the query, its own arrays reused (a page
+ * is read once): text as read, whole numbers as read, stored amounts converted in place to the
+ * target's minor units by `money`, which is only absent when no amount is selected. Only called
+ * once the query's facts have found every rate it needs.
+ */
+function recordColumns(
+  columns: PackedColumns,
+  plan: PlannedPackedPage,
+  query: RecordsQuery,
+  money: MoneyConverter | null,
+): RecordColumn[] {
+  const rowCount = rowsOfPage(columns, plan);
+  return query.fields.map((field) => {
+    if (field === "currency")
+      return { values: new Array<RecordValue>(rowCount).fill(query.currency), places: 0 };
+    const column = columns[plan.fields.indexOf(field)]!;
+    if (!Array.isArray(column)) return column;
+    const values: RecordValue[] = column;
+    switch (field) {
+      case "impressions":
+      case "clicks":
+      case "conversions":
+        for (let row = 0; row < rowCount; row += 1)
+          if (typeof values[row] !== "number") values[row] = Number(values[row]);
+        return { values, places: field === "conversions" ? TEN_THOUSANDTHS : 0 };
+      case "spend":
+      case "revenue": {
+        const days = columns[plan.boundaryColumns.date] as PackedValueList;
+        const sources = columns[plan.sourceCurrencyColumn] as PackedValueList;
+        for (let row = 0; row < rowCount; row += 1)
+          values[row] = money?.convertMinor(values[row], sources[row] as string, days[row] as string) ?? null;
+        return { values, places: money?.minorUnits ?? 0 };
+      }
+      default:
+        return { values, places: 0 };
+    }
+  });
 }
 
 /** What a walk knows before its first page: the count with its missing-rate verdict, rows per day. */
@@ -179,91 +314,6 @@ export async function walkFacts(
 }
 
 /**
- * A `marketingRecords` page of the day sort as JSON text (page-text.ts), then up to `pages - 1`
- * pages after it read in the same statement (read-ahead: what a walk asks next); null when the
- * text cannot answer the query (another sort, or a row the object path would write otherwise),
- * and `readRecordsPage` must. What does not depend on the page is read once per walk, as there.
- */
-export async function readRecordsText(
-  reader: SnapshotReader,
-  query: RecordsQuery,
-  walks: WalkMemory,
-  pages: number,
-): Promise<TextPage[] | null> {
-  if (!sortedByDayAlone(query)) return null;
-  const generation = await reader.generation();
-  const walk = generation === null ? null : walks.walkOf(generation, query);
-  const rates = walkRates(reader, walks, generation);
-  const { count, days } = await walkFacts(reader, query, walk, rates);
-  if (count.missingRate !== null) throw missingRateError(count.missingRate);
-  const dataVersion = walk?.dataVersion ?? (await readDataVersion(reader, query));
-  if (walk) walk.dataVersion = dataVersion;
-  const { page, pageSize } = query.page;
-  const left = count.total - (page - 1) * pageSize;
-  const empty: TextPage = { json: Buffer.from("[]"), rows: 0, totalCount: count.total, dataVersion };
-  if (left <= 0) return [empty];
-  const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
-  const after = walk?.boundaries.get(page - 1) ?? null;
-  const offset = after !== null ? 0 : (page - 1) * pageSize;
-  const plan = planRecordsText(narrowToPage(query, days, after, rows), reader.dialect, {
-    after,
-    offset,
-    rows,
-  });
-  const table = await reader.run(plan);
-  const read = Number(table.value(0, 0) ?? 0);
-  const text = table.value(0, 1) ?? "";
-  const cut = textPages(typeof text === "string" ? Buffer.from(text) : (text as Uint8Array), read, {
-    fields: query.fields,
-    columns: plan.columns,
-    currency: query.currency,
-    money: recordsNeedRates(query) ? new MoneyConverter(query.currency, await rates()) : null,
-    pageSize,
-  });
-  if (cut === null) return null;
-  if (walk)
-    for (const [index, served] of cut.entries()) rememberBoundary(walk, page + index, served.boundary);
-  const answered = cut.map((served) => ({
-    json: served.json,
-    rows: served.rows,
-    totalCount: count.total,
-    dataVersion,
-  }));
-  return answered.length > 0 ? answered : [empty];
-}
-
-/** A records page's result and plan. */
-interface PageRead {
-  table: ResultTable;
-  plan: PlannedRecordsPage;
-}
-
-/**
- * A records page, under any sort: from the previous page's boundary when the walk served that
- * page (a Top-N of the rows past it, no offset), else at its offset (one Top-N); its own boundary
- * is remembered for the next. Sorted by the day alone, it reads only the days it can span.
- */
-async function readPageRows(
-  reader: SnapshotReader,
-  query: RecordsQuery,
-  walk: Walk | null,
-  days: readonly DayCount[],
-): Promise<PageRead> {
-  const after = walk?.boundaries.get(query.page.page - 1) ?? null;
-  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, days, after, query.page.pageSize) : query;
-  const plan = planRecordsPage(narrowed, reader.dialect, { after });
-  const table = await reader.run(plan);
-  if (walk && table.rowCount > 0) {
-    const last = table.rowCount - 1;
-    rememberBoundary(walk, query.page.page, {
-      keys: plan.sortKeyColumns.map((column) => String(table.value(last, column))),
-      recordId: String(table.value(last, plan.boundaryColumns.recordId)),
-    });
-  }
-  return { table, plan };
-}
-
-/**
  * `query` with its range cut to the days `rows` rows after `after` can span (walk-memory.ts
  * `pageDays`). Only a read that starts at a known place is narrowed: page 1, or after a served
  * page; any other page is read by its offset over the whole range.
@@ -277,28 +327,6 @@ function narrowToPage(
   if (after === null && query.page.page !== 1) return query;
   const span = pageDays(days, query.sort[0]!.direction, after, rows);
   return span === null ? query : { ...query, scope: { ...query.scope, ...span } };
-}
-
-/**
- * A page's rows with its stored amounts converted by the stored FX rates (read once per
- * generation); only called once the query's facts have found every rate the range needs.
- */
-async function convertedRows(
-  { table, plan }: PageRead,
-  query: RecordsQuery,
-  rates: () => Promise<DayRates>,
-): Promise<Row[]> {
-  const rows = rowsOf(table, plan.fields);
-  const money = plan.fields.filter((field) => field === "spend" || field === "revenue");
-  if (money.length === 0 || rows.length === 0) return rows;
-  const converter = new MoneyConverter(query.currency, await rates());
-  for (let index = 0; index < rows.length; index += 1) {
-    const row = rows[index]!;
-    const source = String(table.value(index, plan.sourceCurrencyColumn));
-    const day = String(table.value(index, plan.boundaryColumns.date));
-    for (const field of money) row[field] = converter.convert(row[field], source, day);
-  }
-  return rows;
 }
 
 /** Every stored FX rate (query-planner.ts `planFxRates`). */

@@ -57,11 +57,14 @@ export interface SortBoundary {
  */
 export interface PagePosition {
   after: SortBoundary | null;
+  /** Rows to read: the page's size unless more are read ahead (`planPackedRecordsPage`). */
+  rows?: number;
 }
 
 /**
  * A planned records page: after the fields' columns, each row's day and record id (the page's
- * boundary is its last row's) and source currency. Its `spend` and `revenue` columns hold the
+ * boundary is its last row's), source currency and sort keys, each where a field does not already
+ * hold it. Its `spend` and `revenue` columns hold the
  * stored amounts (ten-thousandths, source currency), converted by the caller with the FX history
  * (record-money.ts, the one place output money is converted): the page reads no rate table, nor
  * does wide arithmetic per row, unless it is sorted by money.
@@ -71,6 +74,8 @@ export interface PlannedRecordsPage extends PlannedPage {
   sourceCurrencyColumn: number;
   /** Each sort key's column, as boundary text (`SortBoundary.keys`). */
   sortKeyColumns: number[];
+  /** How many columns a row has: a value a field holds is not repeated for the boundary. */
+  width: number;
 }
 
 /**
@@ -340,17 +345,105 @@ const RECORD_SOURCE_COLUMNS: Record<RecordField, readonly string[]> = {
 };
 
 /**
- * Plans one page of `marketingRecords`, for every sort: the inner query cuts the page (Top-N over
- * the matching rows, reading only the columns needed and the sort keys), the outer query formats
- * just the page's rows. Money is converted in SQL only as a sort key; the output's amounts are the
- * stored ones (`PlannedRecordsPage`). Converting the output in JavaScript instead measured 0.46–1.08×
- * the time of converting it in SQL (docs/architecture.md, "Money").
+ * Plans one page of `marketingRecords` as rows, for every sort: the inner query cuts the page
+ * (Top-N over the matching rows, reading only the columns needed and the sort keys), the outer
+ * query formats just the page's rows. Money is converted in SQL only as a sort key; the output's
+ * amounts are the stored ones (`PlannedRecordsPage`). Converting the output in JavaScript instead
+ * measured 0.46–1.08× the time of converting it in SQL (docs/architecture.md, "Money"). The bulk
+ * export streams these rows; GraphQL pages read them packed (`planPackedRecordsPage`).
  */
 export function planRecordsPage(
   query: RecordsQuery,
   dialect: SqlDialect,
   position: PagePosition,
 ): PlannedRecordsPage {
+  const page = pageStatement(query, dialect, position);
+  const columns = page.columns.map((column) => column.row);
+  const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
+  return {
+    sql: `WITH ${page.ctes} SELECT ${select} FROM page r ORDER BY ${page.orderBy}`,
+    params: page.statement.params,
+    ...page.layout,
+  };
+}
+
+/** Separates the values of a packed records page (`planPackedRecordsPage`). */
+export const PACKED_VALUE_SEPARATOR = "\u0001";
+/** Escapes, in a packed page's text values, U+0002 (as U+0002 `b`) and the separator (U+0002 `a`). */
+export const PACKED_ESCAPE = "\u0002";
+
+/**
+ * A planned records page packed into one row of two columns: how many rows it read and every
+ * value of those rows as one text, in the page's order, row after row, each value in the layout of
+ * `PlannedRecordsPage` and parted by `PACKED_VALUE_SEPARATOR`; whole numbers (impressions, clicks,
+ * conversions in ten-thousandths, amounts) are their stored integers' digits. Every column is NOT
+ * NULL, so a text holding the separator shows as more values than the rows make: loads refuse
+ * control characters, and only then is the page read again `escaped` (`PACKED_ESCAPE`, each text
+ * value escaped in SQL, which costs a walk's pages a tenth more when done for every page).
+ */
+export type PlannedPackedPage = PlannedRecordsPage;
+
+/**
+ * Plans `position.rows` rows (default: one page) of `marketingRecords` under any sort, packed
+ * (`PlannedPackedPage`): the engine hands back one value instead of a value per row and field,
+ * which is what pages cost most in the drivers (a DuckDB text value read by the driver costs about
+ * a microsecond, and a row holds a dozen), and the rows after the page asked are a walk's next
+ * pages (read-ahead, page-cache.ts).
+ */
+export function planPackedRecordsPage(
+  query: RecordsQuery,
+  dialect: SqlDialect,
+  position: PagePosition,
+  escaped = false,
+): PlannedPackedPage {
+  const page = pageStatement(query, dialect, position);
+  const values = page.columns.map((column) =>
+    escaped && column.text ? packedText(column.packed) : column.packed,
+  );
+  return {
+    sql: `WITH ${page.ctes} SELECT count(*) AS n,
+      ${dialect.utf8(`string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${page.orderBy})`)} AS packed FROM page r`,
+    params: page.statement.params,
+    ...page.layout,
+  };
+}
+
+/** A page's output column: its expression as a row's value, and as a packed value. */
+interface PageColumn {
+  row: string;
+  packed: string;
+  /** Whether it is stored text (escaped in an `escaped` packed page). */
+  text?: boolean;
+}
+
+/** A text column packed: the escape character, then the separator, escaped (`PACKED_ESCAPE`). */
+function packedText(expression: string): string {
+  return `replace(replace(${expression}, chr(2), chr(2) || 'b'), chr(1), chr(2) || 'a')`;
+}
+
+/** The output column of a record field other than currency. */
+function pageColumn(field: Exclude<RecordField, "currency">, dialect: SqlDialect): PageColumn {
+  switch (field) {
+    case "spend":
+    case "revenue":
+      return { row: `r.${MONEY_COLUMNS[field]}`, packed: `r.${MONEY_COLUMNS[field]}` };
+    case "impressions":
+    case "clicks":
+      return { row: recordColumn(field, dialect), packed: `r.${field}` };
+    case "conversions":
+      return { row: recordColumn(field, dialect), packed: "r.conversions_e4" };
+    case "date":
+      return { row: recordColumn(field, dialect), packed: recordColumn(field, dialect) };
+    default:
+      return { row: recordColumn(field, dialect), packed: recordColumn(field, dialect), text: true };
+  }
+}
+
+/**
+ * What both forms of a records page share: the page CTE (Top-N of the rows past `after`, or at the
+ * page's offset), its order, and its output columns in the layout of `PlannedRecordsPage`.
+ */
+function pageStatement(query: RecordsQuery, dialect: SqlDialect, position: PagePosition) {
   const target = targetOf(query.currency);
   const statement = new Statement(dialect);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
@@ -374,41 +467,57 @@ export function planRecordsPage(
   // Qualified keys (`r.k0`) in the outer ORDER BY: a bare name could resolve to an output alias.
   const orderBy = (qualifier: string) =>
     [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
-  const limit = statement.bind(query.page.pageSize);
-  const offset = statement.bind(after ? 0 : (query.page.page - 1) * query.page.pageSize);
+  const { page, pageSize } = query.page;
+  const limit = statement.bind(position.rows ?? pageSize);
+  const offset = statement.bind(after ? 0 : (page - 1) * pageSize);
   ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
     ORDER BY ${orderBy("")} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))`);
 
-  const columns: string[] = [];
+  const columns: PageColumn[] = [];
   const fields: string[] = [];
   for (const field of query.fields) {
     if (field === "currency") continue;
     fields.push(field);
-    columns.push(
-      field === "spend" || field === "revenue" ? `r.${MONEY_COLUMNS[field]}` : recordColumn(field, dialect),
-    );
+    columns.push(pageColumn(field, dialect));
   }
   if (columns.length === 0) {
-    columns.push("r.record_id");
+    columns.push(pageColumn("recordId", dialect));
     fields.push("recordId");
   }
-  const boundaryColumns = { date: columns.length, recordId: columns.length + 1 };
-  const sourceCurrencyColumn = columns.length + 2;
-  columns.push(dialect.formatDate("r.date"), "r.record_id", selectsMoney ? "r.currency" : "NULL");
+  // A value a field already holds (the day, the record id, a day sort's key) is not read twice.
+  const columnOf = (column: PageColumn): number => {
+    const index = columns.findIndex((held) => held.packed === column.packed);
+    return index === -1 ? columns.push(column) - 1 : index;
+  };
+  const day = dialect.formatDate("r.date");
+  const boundaryColumns = {
+    date: columnOf({ row: day, packed: day }),
+    recordId: columnOf({ row: "r.record_id", packed: "r.record_id", text: true }),
+  };
+  const sourceCurrencyColumn = columnOf(
+    selectsMoney ? { row: "r.currency", packed: "r.currency", text: true } : { row: "NULL", packed: "''" },
+  );
   const sortKeyColumns = query.sort.map((entry, index) => {
-    columns.push(sortKeyText(entry.field, `r.k${index}`, dialect));
-    return columns.length - 1;
+    // The day sort's key is the row's day (`r.k` is `r.date`).
+    const text = entry.field === "DATE_DAY" ? day : sortKeyText(entry.field, `r.k${index}`, dialect);
+    return columnOf({ row: text, packed: text, text: TEXT_SORT_FIELDS.has(entry.field) });
   });
-  const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
-    sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM page r ORDER BY ${orderBy("r.")}`,
-    params: statement.params,
-    fields,
-    boundaryColumns,
-    sourceCurrencyColumn,
-    sortKeyColumns,
+    ctes: ctes.join(",\n"),
+    orderBy: orderBy("r."),
+    statement,
+    columns,
+    layout: { fields, boundaryColumns, sourceCurrencyColumn, sortKeyColumns, width: columns.length },
   };
 }
+
+/** Sort fields whose keys are stored text (their boundary text is packed escaped). */
+const TEXT_SORT_FIELDS: ReadonlySet<RecordSortField> = new Set([
+  "MARKET",
+  "DATA_SOURCE",
+  "CHANNEL",
+  "CAMPAIGN_ID",
+]);
 
 /** A sort key's value (`key`, the inner query's `k` column) as the text a boundary holds. */
 function sortKeyText(field: RecordSortField, key: string, dialect: SqlDialect): string {
@@ -515,61 +624,6 @@ export function planRecordsExport(
     sql: `WITH ${rates} SELECT ${columns.join(", ")} FROM records r ${joins} WHERE ${where}
       ORDER BY r.date ASC, r.record_id ASC`,
     params: statement.params,
-  };
-}
-
-/** Separates the values of a planned text page (`planRecordsText`), within and between rows. */
-export const TEXT_VALUE_SEPARATOR = "\u0001";
-
-/**
- * A planned records page of the day sort read as text: one row of two columns, the rows read
- * and every row's values as one text value, in the page's order: per row the record id, the day
- * (`YYYY-MM-DD`), the source currency and then `columns` as text, every value and row parted by
- * `TEXT_VALUE_SEPARATOR`. That character cannot be stored: loads refuse control characters in
- * text values, and every other column is a code, a day or a whole number.
- */
-export interface PlannedTextPage extends PlannedSql {
-  /** The stored columns each row holds after its record id, day and source currency. */
-  columns: readonly string[];
-}
-
-/**
- * Plans `rows` rows of the day sort as one text value (page-text.ts builds the JSON from it),
- * after `offset` rows past `after` (a served page's boundary) or past the range's start. The engine
- * hands back one value instead of a value per row and field, which is what a walk's pages cost
- * most in the drivers (issue 11).
- */
-export function planRecordsText(
-  query: RecordsQuery,
-  dialect: SqlDialect,
-  window: { after: SortBoundary | null; offset: number; rows: number },
-): PlannedTextPage {
-  const statement = new Statement(dialect);
-  const direction = query.sort[0]!.direction;
-  const columns = [...new Set(query.fields.flatMap((field) => RECORD_SOURCE_COLUMNS[field]))].filter(
-    (column) => column !== "record_id" && column !== "date" && column !== "currency",
-  );
-  let where = whereClause(query.scope, statement);
-  if (window.after)
-    where += ` AND ${pastBoundary(query.sort, window.after, targetOf(query.currency), statement)}`;
-  const order = `r.date ${direction}, r.record_id ASC`;
-  const limit = statement.bind(window.rows);
-  const offset = statement.bind(window.offset);
-  // concat_ws writes each value as text (whole numbers as their digits) in one call per row.
-  const values = [
-    "r.record_id",
-    dialect.formatDate("r.date"),
-    "r.currency",
-    ...columns.map((column) => `r.${column}`),
-  ];
-  return {
-    sql: `WITH page AS (SELECT ${["r.record_id", "r.date", "r.currency", ...columns.map((column) => `r.${column}`)].join(", ")}
-      FROM records r WHERE ${where} ORDER BY ${order} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))
-      SELECT count(*) AS n,
-        ${dialect.utf8(`string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${order})`)} AS text
-      FROM page r`,
-    params: statement.params,
-    columns,
   };
 }
 

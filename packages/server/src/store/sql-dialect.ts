@@ -33,8 +33,8 @@ export interface SqlDialect {
    * literals.
    */
   /**
-   * A text expression as the driver can hand it over cheapest, for `page-text.ts` to read as
-   * UTF-8: DuckDB's BLOB (bytes, no decoding per value), PostgreSQL's text as it is.
+   * A text expression as the driver can hand it over cheapest, for packed-page.ts to read as
+   * UTF-8: DuckDB's BLOB (bytes, no decoding), PostgreSQL's text as it is.
    */
   utf8(expression: string): string;
   dayRates(

@@ -5,14 +5,21 @@
  * its read snapshots.
  */
 import { brandVersion, type DataChanges, type DataChangesRequest, readDataChanges } from "./data-versions.js";
-import { type InSnapshot, readAggregatePage, readRecordsPage, readRecordsText } from "./page-reads.js";
-import type { TextPage } from "./page-text.js";
+import { type InSnapshot, readAggregatePage, readRecordsPages } from "./page-reads.js";
 import { type PlannedSql, planDataStatus, planReadiness } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import type { RowMapping } from "./row-mapping.js";
 import type { SqlDialect } from "./sql-dialect.js";
-import type { App, Brand, BrandDataStatus, Grants, PageResult, ReadinessFacts } from "./store.js";
-import { sortedByDayAlone, WalkMemory } from "./walk-memory.js";
+import type {
+  App,
+  Brand,
+  BrandDataStatus,
+  Grants,
+  PageResult,
+  ReadinessFacts,
+  RecordsPage,
+} from "./store.js";
+import { WalkMemory } from "./walk-memory.js";
 
 type Row = Record<string, unknown>;
 
@@ -67,13 +74,8 @@ export abstract class SqlStore {
   /** What walks of records pages learned, reused by their later pages (walk-memory.ts). */
   private readonly walks = new WalkMemory();
 
-  queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.snapshot((reader) => readRecordsPage(reader, query, this.walks));
-  }
-
-  async queryRecordsText(query: RecordsQuery, pages = 1): Promise<TextPage[] | null> {
-    if (!sortedByDayAlone(query)) return null;
-    return this.snapshot((reader) => readRecordsText(reader, query, this.walks, pages));
+  queryRecords(query: RecordsQuery, pages = 1): Promise<RecordsPage[]> {
+    return this.snapshot((reader) => readRecordsPages(reader, query, this.walks, pages));
   }
 
   queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {

@@ -6,7 +6,6 @@
  * the compiler enforces, instead of passing unseen through a Proxy.
  */
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
-import type { TextPage } from "./page-text.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import {
   type App,
@@ -22,6 +21,7 @@ import {
   type PageResult,
   type ParquetLoads,
   type ReadinessFacts,
+  type RecordsPage,
   type StagedLoads,
   type Store,
   type StoredFileFormat,
@@ -127,12 +127,8 @@ export class StoreDecorator
     return this.forward("dataChanges", () => this.inner.dataChanges(request));
   }
 
-  queryRecords(query: RecordsQuery): Promise<PageResult<Row>> {
-    return this.forward("queryRecords", () => this.inner.queryRecords(query));
-  }
-
-  queryRecordsText(query: RecordsQuery, pages?: number): Promise<TextPage[] | null> {
-    return this.forward("queryRecordsText", () => this.inner.queryRecordsText(query, pages));
+  queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]> {
+    return this.forward("queryRecords", () => this.inner.queryRecords(query, pages));
   }
 
   queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {

@@ -8,8 +8,7 @@ import type { DuckDBConnection } from "@duckdb/node-api";
 import type { MarketingRecord } from "@mdq/contract";
 import type { CurrencyCode } from "../currencies.js";
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
-import type { TextPage } from "./page-text.js";
-import type { AggregateQuery, RecordsQuery } from "./query-request.js";
+import type { AggregateQuery, RecordField, RecordsQuery } from "./query-request.js";
 import type { ReplaceScope } from "./replace-scope.js";
 
 /** A brand: the tenant that owns data. `brandId` is the brand client ID of the spec. */
@@ -122,6 +121,71 @@ export interface PageResult<Row> {
   dataVersion: string;
 }
 
+/** A value of a records page: text, a number, or null where a conversion lacks a rate. */
+export type RecordValue = string | number | null;
+
+/**
+ * One field's values in a records page, `rowCount` long: text as stored, or numbers as whole
+ * multiples of 10^-`places` — `impressions` and `clicks` whole (0 places), `conversions` in
+ * ten-thousandths (4), `spend` and `revenue` in the query's currency's minor units
+ * (record-money.ts `convertMinor`) — so that a field's value is `values[row] / 10 ** places`
+ * (`recordValue`), and its JSON is written from the whole number's digits.
+ */
+export interface ValueColumn {
+  readonly values: readonly RecordValue[];
+  readonly places: number;
+}
+
+/**
+ * One text field's values in a records page kept as the UTF-8 bytes the engine handed back
+ * (Arrow's string layout: one byte array, offsets into it), so that no string is made for a value
+ * the GraphQL layer only copies into the response: value `row` is `utf8[starts[at], starts[at + 1]
+ * - 1)` with `at = row * stride + offset` (the values of a row follow one another, each followed by
+ * one separator byte; store/packed-page.ts). `textValue` reads one as a string.
+ */
+export interface Utf8Column {
+  readonly utf8: Uint8Array;
+  readonly starts: Int32Array;
+  readonly stride: number;
+  readonly offset: number;
+}
+
+/** A records page's column: values, or text as UTF-8 bytes. */
+export type RecordColumn = ValueColumn | Utf8Column;
+
+/**
+ * A `marketingRecords` page in columns, whatever its sort and filter: one `RecordColumn` per
+ * field of `fields` (the query's, in its order), `currency` the query's, so that the GraphQL
+ * layer writes the page's JSON straight from it (graphql/records-json.ts). A page is never
+ * changed once read: caches share it.
+ */
+export interface RecordsPage {
+  readonly fields: readonly RecordField[];
+  readonly rowCount: number;
+  readonly columns: readonly RecordColumn[];
+  readonly totalCount: number;
+  /** As `PageResult.dataVersion`. */
+  readonly dataVersion: string;
+}
+
+/** The value GraphQL serialises for row `row` of `column`. */
+export function recordValue(column: RecordColumn, row: number): RecordValue {
+  if ("utf8" in column) return textValue(column, row);
+  const value = column.values[row]!;
+  return column.places === 0 || typeof value !== "number" ? value : value / 10 ** column.places;
+}
+
+/** The text of row `row` of a `Utf8Column`. */
+export function textValue(column: Utf8Column, row: number): string {
+  const at = row * column.stride + column.offset;
+  const { utf8, starts } = column;
+  return Buffer.from(utf8.buffer, utf8.byteOffset, utf8.length).toString(
+    "utf8",
+    starts[at]!,
+    starts[at + 1]! - 1,
+  );
+}
+
 export {
   isExpectedStoreError,
   MissingFxRateError,
@@ -151,13 +215,12 @@ export interface RecordReads {
   readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts>;
   /** The days of a range whose visible data changed after a version (CONTRACT §6 rule 2). */
   dataChanges(request: DataChangesRequest): Promise<DataChanges>;
-  queryRecords(query: RecordsQuery): Promise<PageResult<Record<string, unknown>>>;
   /**
-   * A records page of the day sort as JSON text (store/page-text.ts), first in the list, then up to
-   * `pages - 1` pages after it read in the same pass (read-ahead, kept by the page cache); null
-   * when only `queryRecords` can answer the query.
+   * The records page `query` asks, first in the list, then up to `pages - 1` pages after it read in
+   * the same statement (read-ahead: what a walk asks next, kept by the page cache); a page past the
+   * end comes alone, empty.
    */
-  queryRecordsText(query: RecordsQuery, pages?: number): Promise<TextPage[] | null>;
+  queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]>;
   queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>>;
 }
 

@@ -117,8 +117,8 @@ export function rememberBoundary(walk: Walk, page: number, boundary: PageBoundar
 
 /**
  * Whether `query` is sorted by the day alone (the default, or ascending): the order is (date,
- * record id) on stored columns, so a page spans a few known days (`pageDays`) and can be read as
- * text (page-text.ts). Pages of every sort are read from the previous page's boundary.
+ * record id) on stored columns, so a page spans a few known days (`pageDays`) and is read over
+ * those days alone. Pages of every sort are read from the previous page's boundary.
  */
 export function sortedByDayAlone(query: RecordsQuery): boolean {
   return query.sort.length === 1 && query.sort[0]!.field === "DATE_DAY";
