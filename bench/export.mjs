@@ -5,7 +5,8 @@
 //   or to a Parquet file; PostgreSQL `COPY (...) TO STDOUT` read by psql);
 // - against a one-client cold walk of the same range through GraphQL (pageSize 5000, day sort);
 // - first-byte time (headers, and the first body chunk);
-// - the server's RSS growth during the largest export the data holds (the whole year);
+// - the server's RSS growth during the largest export the data holds (the whole year), the first
+//   time and again;
 // - GraphQL page p99 with 4 exports running against the same p99 idle.
 // Each line is marked MET or MISSED against issue 18's targets.
 //   npm run build && node bench/export.mjs [--scales 30,150] [--days 400] [--stores duckdb,postgres]
@@ -34,7 +35,7 @@ const { values } = parseArgs({
     "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
   },
 });
-const MDQ = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const MDQ = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const FORMATS = ["ndjson", "csv", "parquet", "arrow"];
 const FIELDS =
   "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
@@ -296,14 +297,21 @@ for (const scale of values.scales.split(",").map(Number))
         };
       }
       const baseline = await engineBaseline(store, seeded, app, range, work);
-      // RSS while the whole year streams (the largest export the demo holds), sampled every 20 ms.
-      const before = rssKb(child.pid);
-      let peak = before;
-      const sampler = setInterval(() => {
-        peak = Math.max(peak, rssKb(child.pid));
-      }, 20);
-      const year = await timeExport(base, token, app.brandClientId, "ndjson", { from: yearFrom, to });
-      clearInterval(sampler);
+      // RSS while the whole year streams (the largest export the demo holds), sampled every 20 ms:
+      // the first time (DuckDB's buffer pool also caches the table blocks the year reads), then
+      // again (the export's own working memory: the blocks are cached by then).
+      const yearGrowth = async () => {
+        const before = rssKb(child.pid);
+        let peak = before;
+        const sampler = setInterval(() => {
+          peak = Math.max(peak, rssKb(child.pid));
+        }, 20);
+        const year = await timeExport(base, token, app.brandClientId, "ndjson", { from: yearFrom, to });
+        clearInterval(sampler);
+        return { year, growthMb: (peak - before) / 1024 };
+      };
+      const { year, growthMb: rssGrowthMb } = await yearGrowth();
+      const { growthMb: rssRepeatGrowthMb } = await yearGrowth();
       // GraphQL p99 idle, then with 4 exports running.
       const idle = await graphqlLatencies(base, token, app.brandClientId, range, 5000);
       let running = true;
@@ -334,7 +342,8 @@ for (const scale of values.scales.split(",").map(Number))
           ]),
         ),
         yearRows: year.rows,
-        rssGrowthMb: (peak - before) / 1024,
+        rssGrowthMb,
+        rssRepeatGrowthMb,
         graphqlP99IdleMs: p99(idle),
         graphqlP99BusyMs: p99(busy),
       });
@@ -375,13 +384,13 @@ for (const entry of report) {
   }
 }
 console.log(
-  "\n| scale | store | engine COPY csv rows/s | DuckDB COPY parquet rows/s | GraphQL walk rows/s | year export rows | RSS growth MB | GraphQL p99 idle ms | p99 with 4 exports ms | ratio |",
+  "\n| scale | store | engine COPY csv rows/s | DuckDB COPY parquet rows/s | GraphQL walk rows/s | year export rows | RSS growth MB, first | RSS growth MB, repeat | GraphQL p99 idle ms | p99 with 4 exports ms | ratio |",
 );
-console.log("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+console.log("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const entry of report) {
   const p99Ratio = entry.graphqlP99BusyMs / entry.graphqlP99IdleMs;
   console.log(
-    `| ${entry.scale} | ${entry.store} | ${Math.round(entry.engineCsvRowsPerSecond)} | ${entry.engineParquetRowsPerSecond ? Math.round(entry.engineParquetRowsPerSecond) : "–"} | ${Math.round(entry.walkRowsPerSecond)} | ${entry.yearRows} | ${fixed(entry.rssGrowthMb, 1)}${mark(entry.rssGrowthMb <= 64)} | ${fixed(entry.graphqlP99IdleMs, 1)} | ${fixed(entry.graphqlP99BusyMs, 1)} | ${fixed(p99Ratio)}${mark(p99Ratio <= 1.5)} |`,
+    `| ${entry.scale} | ${entry.store} | ${Math.round(entry.engineCsvRowsPerSecond)} | ${entry.engineParquetRowsPerSecond ? Math.round(entry.engineParquetRowsPerSecond) : "–"} | ${Math.round(entry.walkRowsPerSecond)} | ${entry.yearRows} | ${fixed(entry.rssGrowthMb, 1)}${mark(entry.rssGrowthMb <= 64)} | ${fixed(entry.rssRepeatGrowthMb, 1)}${mark(entry.rssRepeatGrowthMb <= 64)} | ${fixed(entry.graphqlP99IdleMs, 1)} | ${fixed(entry.graphqlP99BusyMs, 1)} | ${fixed(p99Ratio)}${mark(p99Ratio <= 1.5)} |`,
   );
 }
 console.log(`\n${JSON.stringify(report)}`);

@@ -80,7 +80,7 @@ const runs = positive("runs", values.runs);
 const stores = listOf("stores", values.stores, STORES);
 const formats = listOf("formats", values.formats, FORMATS);
 const withRecordIds = !values["derived-ids"];
-const MAIN = new URL("../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const MAIN = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const BENCH_DATABASE = "mdq_bench_load";
 
 const median = (numbers) => [...numbers].sort((a, b) => a - b)[Math.floor((numbers.length - 1) / 2)];

@@ -2,7 +2,7 @@
 // how it is asked each kind of question. Every contender reads its own copy of the same data.
 import { freePort, startContender } from "./processes.mjs";
 
-const MDQ = new URL("../../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const MDQ = new URL("../../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const script = (name) => new URL(`../contenders/${name}`, import.meta.url).pathname;
 
 /** Service settings MDQ and graphql-yoga share, so that a token from MDQ verifies at yoga too. */

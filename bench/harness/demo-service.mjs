@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./processes.mjs";
 
-const MDQ = new URL("../../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const MDQ = new URL("../../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 
 /** The path of the operator CLI's entry point (`mdq`). */
 export const mdqMain = MDQ;

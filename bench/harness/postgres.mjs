@@ -9,7 +9,7 @@ import pg from "pg";
 import { seedOnlyArgs } from "./demo-region.mjs";
 
 export const BENCH_DATABASE = "mdq_bench";
-const MDQ = new URL("../../packages/cli/dist/src/main.js", import.meta.url).pathname;
+const MDQ = new URL("../../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const NODE24_CACHE = join(homedir(), ".cache", "mdq-bench", "node24");
 
 /** The reason PostgreSQL contenders cannot run, or null when the store is there. */

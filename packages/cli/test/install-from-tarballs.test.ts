@@ -77,7 +77,7 @@ describe("the tarballs an operator and a brand install", { timeout: 600_000 }, (
   it("puts the binaries and compiled code in the tarballs, and no tests, sources or build info", () => {
     const files = (name: string) =>
       [...packed.operator, ...packed.client].find((entry) => entry.name === name)!.files;
-    assert.ok(files("@mdq/cli").includes("bin/mdq.js") && files("@mdq/cli").includes("dist/src/main.js"));
+    assert.ok(files("@mdq/cli").includes("bin/mdq.cjs") && files("@mdq/cli").includes("dist/src/main.js"));
     assert.ok(files("mdq-client").includes("bin/mdq-client.js"));
     assert.ok(
       files("mdq-client").includes("dist/src/cli/main.js") &&

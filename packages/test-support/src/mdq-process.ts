@@ -9,10 +9,11 @@ import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
 
 /**
- * The compiled `mdq` entry point, found from the workspace's `@mdq/cli` package at run time (a
- * compile-time import would make this package depend on the CLI it tests).
+ * The `mdq` binary (it sizes libuv's thread pool, then loads the compiled entry point), found from
+ * the workspace's `@mdq/cli` package at run time (a compile-time import would make this package
+ * depend on the CLI it tests).
  */
-export const MDQ = fileURLToPath(import.meta.resolve("@mdq/cli/dist/src/main.js"));
+export const MDQ = fileURLToPath(import.meta.resolve("@mdq/cli/bin/mdq.cjs"));
 
 const run = promisify(execFile);
 

@@ -22,6 +22,7 @@ import {
 import { Command } from "commander";
 import { demoDataDirectory } from "../operator-options.js";
 import { closingStoreOnFailure, runService, serviceParts } from "../run-service.js";
+import { threadPoolProblem } from "../thread-pool.cjs";
 import { UsageError } from "../usage-error.js";
 
 /**
@@ -175,6 +176,9 @@ export function demoCommand(): Command {
         // The explorer is on in the demo unless MDQ_EXPLORER says otherwise.
         const explorer = process.env[CONFIG_ENV.explorer] || "on";
         const config = loadConfig(process.env, { port: flags.port, region: flags.region, dataDir, explorer });
+        // Refused before seeding, not after: a demo that would serve needs the pool of `mdq serve`.
+        const threadPool = flags.seedOnly ? null : threadPoolProblem(config.exportConcurrency, process.env);
+        if (threadPool !== null) throw new UsageError(threadPool);
         await freshDemoDirectory(dataDir);
         const store = await openDemoStore(config);
         const today = todayIn(config.timeZone);

@@ -3,6 +3,8 @@
 import { buildService, loadConfig, openStore } from "@mdq/server";
 import { Command } from "commander";
 import { closingStoreOnFailure, runService, serviceParts } from "../run-service.js";
+import { threadPoolProblem } from "../thread-pool.cjs";
+import { UsageError } from "../usage-error.js";
 
 export function serveCommand(): Command {
   return new Command("serve")
@@ -29,6 +31,8 @@ export function serveCommand(): Command {
         authUrl: flags["authUrl"],
         baseUrl: flags["baseUrl"],
       });
+      const threadPool = threadPoolProblem(config.exportConcurrency, process.env);
+      if (threadPool !== null) throw new UsageError(threadPool);
       const store = await openStore(config);
       const { service, address } = await closingStoreOnFailure(store, async () => {
         const service = await buildService(config, serviceParts(store));

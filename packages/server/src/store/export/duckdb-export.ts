@@ -6,9 +6,9 @@
  * reads (export-pipe.ts), so no value becomes a JavaScript value. The pipe is the backpressure:
  * when the client reads slowly, the pipe fills and DuckDB's writer waits. Formats DuckDB does not
  * write are streamed chunk by chunk (`connection.stream` + `fetchChunk`: DuckDB produces the next
- * chunk only when it is asked for).
+ * chunk only when it is asked for, one chunk ahead of the writer).
  */
-import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
 import { snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { openExportPipe } from "./export-pipe.js";
@@ -69,10 +69,20 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
     async *stream(statements): AsyncIterable<ResultColumns> {
       for (const statement of statements) {
         const result = await connection.stream(statement.sql, statement.params as DuckDBValue[]);
-        for (;;) {
-          const chunk = await result.fetchChunk();
-          if (chunk === null || chunk.rowCount === 0) break;
-          yield { rowCount: chunk.rowCount, columns: chunk.getColumns() };
+        // One chunk ahead: DuckDB produces the next chunk (on a pool thread) while this one is
+        // turned into values and written, instead of each waiting on the other.
+        let next: Promise<DuckDBDataChunk | null> | null = result.fetchChunk();
+        try {
+          for (;;) {
+            const chunk: DuckDBDataChunk | null = await next;
+            next = null;
+            if (chunk === null || chunk.rowCount === 0) break;
+            next = result.fetchChunk();
+            yield { rowCount: chunk.rowCount, columns: chunk.getColumns() };
+          }
+        } finally {
+          // Stopped early: the fetch under way ends before the snapshot's connection is closed.
+          await next?.catch(() => null);
         }
       }
     },

@@ -1,0 +1,83 @@
+/**
+ * The page cache reads ahead only for a walk (store/page-cache.ts): page 1, or the page after one
+ * it holds, is read with the pages after it in one store read; a page asked out of order is read
+ * alone. Through the real DuckDB store, counting the pages each store read asks for.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { addDays } from "../src/calendar.js";
+import { seedDemoRegion } from "../src/demo/demo-seed.js";
+import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { PageCache, READ_AHEAD_ROWS } from "../src/store/page-cache.js";
+import type { RecordsQuery } from "../src/store/query-request.js";
+import type { RecordsPage, Store } from "../src/store/store.js";
+import { StoreDecorator } from "../src/store/store-decorator.js";
+
+const TODAY = "2025-06-01";
+const PAGE_SIZE = 1000;
+
+/** A store that notes how many pages each records read asks for. */
+class CountingStore extends StoreDecorator {
+  readonly asked: number[] = [];
+  override queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]> {
+    this.asked.push(pages ?? 1);
+    return super.queryRecords(query, pages);
+  }
+}
+
+describe("page cache read-ahead", () => {
+  let store: Store;
+  let counting: CountingStore;
+  let cache: PageCache;
+
+  before(async () => {
+    store = await openDuckDbStore(":memory:");
+    await seedDemoRegion(store, {
+      region: "uk",
+      authUrl: "http://auth.test",
+      baseUrl: "http://api.test",
+      today: TODAY,
+      days: 60,
+      scale: 10,
+    });
+    counting = new CountingStore(store);
+    cache = new PageCache(counting, 64 * 1024 * 1024);
+  });
+
+  after(async () => {
+    await store.close();
+  });
+
+  function page(number: number): RecordsQuery {
+    return {
+      scope: {
+        brandId: "brand-acme",
+        from: addDays(TODAY, -60),
+        to: addDays(TODAY, -1),
+        markets: ["DE", "FR", "GB", "SE", "US"],
+        dataSources: ["google_ads", "meta_ads", "tiktok_ads"],
+        channels: null,
+        campaignIds: null,
+      },
+      currency: "EUR",
+      fields: ["recordId", "spend"],
+      sort: [{ field: "CLICKS", direction: "DESC" }],
+      page: { page: number, pageSize: PAGE_SIZE },
+    };
+  }
+
+  it("reads ahead for page 1 and the walk after it, and reads a page asked out of order alone", async () => {
+    const ahead = READ_AHEAD_ROWS / PAGE_SIZE;
+    const first = await cache.queryRecords(page(1));
+    assert.equal(first[0]!.rowCount, PAGE_SIZE, "the range holds more than a batch of pages");
+    assert.deepEqual(counting.asked, [ahead], "page 1 reads its batch");
+    for (let number = 2; number <= ahead; number += 1) await cache.queryRecords(page(number));
+    assert.deepEqual(counting.asked, [ahead], "the walk's next pages were read ahead");
+    await cache.queryRecords(page(ahead + 1));
+    assert.deepEqual(counting.asked, [ahead, ahead], "the page after a held one reads the next batch");
+    await cache.queryRecords(page(3 * ahead + 5));
+    assert.deepEqual(counting.asked, [ahead, ahead, 1], "a page out of order is read alone");
+    await cache.queryRecords(page(3 * ahead + 6));
+    assert.deepEqual(counting.asked, [ahead, ahead, 1, ahead], "a walk from there reads ahead again");
+  });
+});
