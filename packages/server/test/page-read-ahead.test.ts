@@ -4,13 +4,13 @@
  * alone. Through the real DuckDB store, counting the pages each store read asks for.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { addDays } from "../src/calendar.js";
 import { seedDemoRegion } from "../src/demo/demo-seed.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { PageCache, READ_AHEAD_ROWS } from "../src/store/page-cache.js";
-import type { RecordsQuery } from "../src/store/query-request.js";
-import type { RecordsPage, Store } from "../src/store/store.js";
+import type { RecordsQuery, RowScope } from "../src/store/query-request.js";
+import type { RecordsPage } from "../src/store/store.js";
 import { StoreDecorator } from "../src/store/store-decorator.js";
 
 const TODAY = "2025-06-01";
@@ -25,48 +25,32 @@ class CountingStore extends StoreDecorator {
   }
 }
 
+/** The real DuckDB store seeded with the demo, behind a counting store and a page cache. */
+async function readAheadFixture() {
+  const store = await openDuckDbStore(":memory:");
+  const demo = { region: "uk", authUrl: "http://auth.test", baseUrl: "http://api.test" };
+  const { apps } = await seedDemoRegion(store, { ...demo, today: TODAY, days: 60, scale: 10 });
+  const { brandClientId, markets, dataSources } = apps.find((app) => app.brandClientId === "brand-acme")!;
+  const range = { from: addDays(TODAY, -60), to: addDays(TODAY, -1), channels: null, campaignIds: null };
+  const scope: RowScope = { brandId: brandClientId, ...range, markets, dataSources };
+  const counting = new CountingStore(store);
+  return { store, counting, cache: new PageCache(counting, 64 * 1024 * 1024), scope };
+}
+
 describe("page cache read-ahead", () => {
-  let store: Store;
-  let counting: CountingStore;
-  let cache: PageCache;
-
-  before(async () => {
-    store = await openDuckDbStore(":memory:");
-    await seedDemoRegion(store, {
-      region: "uk",
-      authUrl: "http://auth.test",
-      baseUrl: "http://api.test",
-      today: TODAY,
-      days: 60,
-      scale: 10,
-    });
-    counting = new CountingStore(store);
-    cache = new PageCache(counting, 64 * 1024 * 1024);
-  });
-
-  after(async () => {
-    await store.close();
-  });
-
-  function page(number: number): RecordsQuery {
-    return {
-      scope: {
-        brandId: "brand-acme",
-        from: addDays(TODAY, -60),
-        to: addDays(TODAY, -1),
-        markets: ["DE", "FR", "GB", "SE", "US"],
-        dataSources: ["google_ads", "meta_ads", "tiktok_ads"],
-        channels: null,
-        campaignIds: null,
-      },
-      currency: "EUR",
-      fields: ["recordId", "spend"],
-      sort: [{ field: "CLICKS", direction: "DESC" }],
-      page: { page: number, pageSize: PAGE_SIZE },
-    };
-  }
+  const fixture = readAheadFixture();
+  after(async () => (await fixture).store.close());
 
   it("reads ahead for page 1 and the walk after it, and reads a page asked out of order alone", async () => {
+    const { counting, cache, scope } = await fixture;
+    const sort: RecordsQuery["sort"] = [{ field: "CLICKS", direction: "DESC" }];
+    const page = (number: number): RecordsQuery => ({
+      scope,
+      currency: "EUR",
+      fields: ["recordId", "spend"],
+      sort,
+      page: { page: number, pageSize: PAGE_SIZE },
+    });
     const ahead = READ_AHEAD_ROWS / PAGE_SIZE;
     const first = await cache.queryRecords(page(1));
     assert.equal(first[0]!.rowCount, PAGE_SIZE, "the range holds more than a batch of pages");
