@@ -14,20 +14,18 @@ import { after, before, describe, it } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
-import { createTestDatabase, requestToken } from "@mdq/test-support";
+import { createTestDatabase } from "@mdq/test-support";
 import { tableFromIPC } from "apache-arrow";
 import { stringify } from "csv-stringify/sync";
 import pg from "pg";
-import { ensureAdminToken } from "../src/admin/admin-token.js";
-import { addDays, todayIn } from "../src/calendar.js";
-import { loadConfig, type ServiceConfig } from "../src/config.js";
-import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
+import { addDays } from "../src/calendar.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { RecordExport, RecordExports } from "../src/store/export/record-export.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import type { Store, StoredRecord } from "../src/store/store.js";
+import { changesRegion } from "./changes-harness.js";
 
 /** The bulk rows: `BULK_ROWS_PER_DAY` a day, names long enough to make a big body. */
 function* bulkRecords(firstDay: string): Generator<StoredRecord> {
@@ -93,8 +91,6 @@ const POOL_SIZE = 4;
 /** Longer than the PostgreSQL store's statement timeout (2 s) plus node-postgres's slack (5 s). */
 const STATEMENT_OUTLASTING_MS = 8000;
 const EXPORT_CONCURRENCY = 3;
-const HEADER =
-  "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
 const RECORDS = `query($c: ID!, $r: DateRangeInput!, $cur: Currency, $p: Int!) {
   marketingRecords(clientId: $c, dateRange: $r, currency: $cur, pagination: {page: $p, pageSize: 5000},
     sort: [{field: DATE_DAY, direction: ASC}]) { ${RECORD_FIELDS.join(" ")} }
@@ -219,31 +215,24 @@ after(() => {
 
 for (const engine of [duckdbEngine(), postgresEngine()]) {
   describe(`bulk export: ${engine.name}`, () => {
-    let store: Store;
-    let service: Service;
-    let config: ServiceConfig;
-    let credentials: DemoCredentials;
-    let adminToken: string;
-    let base: string;
-    let work: string;
-    let today: string;
-    const tokens = new Map<string, string>();
-
-    async function token(appClientId = "app-acme-analytics"): Promise<string> {
-      const cached = tokens.get(appClientId);
-      if (cached) return cached;
-      const app = credentials.apps.find((entry) => entry.appClientId === appClientId)!;
-      const response = await requestToken(service, app);
-      assert.equal(response.statusCode, 200, response.body);
-      tokens.set(appClientId, response.json().access_token as string);
-      return tokens.get(appClientId)!;
-    }
-
-    const first = () => addDays(today, -DAYS);
-    const last = () => addDays(today, -1);
-    const bulkFirst = () => addDays(first(), -BULK_DAYS);
-    const bulkLast = () => addDays(first(), -1);
+    const region = changesRegion(engine, {
+      days: DAYS,
+      scale: 2,
+      config: { exportConcurrency: EXPORT_CONCURRENCY },
+      async seed(store, today) {
+        const bulkFirst = addDays(today, -DAYS - BULK_DAYS);
+        await store.replaceRecords("brand-acme", bulkRecords(bulkFirst), {
+          processingDate: today,
+          source: "bulk",
+        });
+      },
+    });
+    const token = (appClientId?: string) => region.token(appClientId);
+    const first = () => region.first();
+    const last = () => region.last();
+    /** The bulk days before the demo's, and the address the service listens on. */
     const bulk = { from: "", to: "" };
+    let base: string;
 
     function exportUrl(parameters: Record<string, string>): string {
       const query = new URLSearchParams({ clientId: "brand-acme", from: first(), to: last(), ...parameters });
@@ -289,64 +278,13 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       return { rows, lines, dataVersion };
     }
 
-    async function admin(url: string, body: unknown): Promise<void> {
-      const response = await service.adminApp.inject({
-        method: "POST",
-        url,
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        payload: JSON.stringify(body),
-      });
-      assert.equal(response.statusCode, 200, response.body);
-    }
-
-    async function load(name: string, lines: string[]): Promise<void> {
-      const path = join(work, name);
-      await writeFile(path, `${HEADER}\n${lines.join("\n")}\n`);
-      await admin("/admin/loads", { brandId: "brand-acme", path });
-    }
-
     before(async () => {
-      work = await mkdtemp(join(tmpdir(), "mdq-export-files-"));
-      const dataDir = await mkdtemp(join(tmpdir(), "mdq-export-dir-"));
-      config = loadConfig(
-        {},
-        {
-          region: "uk",
-          rateLimitMax: 1_000_000,
-          logLevel: "silent",
-          dataDir,
-          pageCacheMb: 0,
-          exportConcurrency: EXPORT_CONCURRENCY,
-          port: 0,
-        },
+      bulk.from = addDays(first(), -BULK_DAYS);
+      bulk.to = addDays(first(), -1);
+      base = (await region.service.app.listen({ host: "127.0.0.1", port: 0 })).replace(
+        "localhost",
+        "127.0.0.1",
       );
-      today = todayIn(config.timeZone);
-      adminToken = await ensureAdminToken(dataDir);
-      const seeding = await engine.open();
-      credentials = await seedDemoRegion(seeding, {
-        region: config.region,
-        authUrl: config.authUrl,
-        baseUrl: config.baseUrl,
-        today,
-        days: DAYS,
-        scale: 2,
-      });
-      await seeding.replaceRecords("brand-acme", bulkRecords(bulkFirst()), {
-        processingDate: today,
-        source: "bulk",
-      });
-      await seeding.close();
-      store = await engine.open();
-      service = await buildService(config, { store });
-      bulk.from = bulkFirst();
-      bulk.to = bulkLast();
-      base = (await service.app.listen({ host: "127.0.0.1", port: 0 })).replace("localhost", "127.0.0.1");
-    });
-    after(async () => {
-      await service.app.close();
-      await store.close();
-      await engine.cleanup();
-      await rm(work, { recursive: true, force: true });
     });
 
     it("writes NDJSON lines byte-identical to GraphQL's records, with the row count and data version", async () => {
@@ -399,7 +337,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       const answer = await exportOf({ format: "parquet", currency: "GBP" });
       assert.equal(answer.status, 200);
       assert.equal(answer.headers["content-type"], "application/vnd.apache.parquet");
-      const path = join(work, `export-${engine.name}.parquet`);
+      const path = join(region.work, `export-${engine.name}.parquet`);
       await writeFile(path, answer.body);
       const duckdb = await (await DuckDBInstance.create(":memory:")).connect();
       const types = (
@@ -482,7 +420,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
     it("refuses to resume a data version that is gone: 409 DATA_VERSION_GONE", async () => {
       const before = await exportOf({ format: "csv" });
       const version = String(before.headers["mdq-data-version"]);
-      await load("restated.csv", [
+      await region.load("restated.csv", [
         `restated-1,${last()},GB,google_ads,search,c-r,Restated,10,1,10000,0,0,GBP`,
       ]);
       const answer = await exportOf({ after: `${first()},x`, dataVersion: version });
@@ -505,7 +443,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
           // A slow client: longer than any statement or query timeout of the store.
           await new Promise((resolve) => setTimeout(resolve, STATEMENT_OUTLASTING_MS));
           // Replace the range's last day (the body's end, not yet read) while the response streams.
-          await load("during.csv", [
+          await region.load("during.csv", [
             `during-1,${bulk.to},GB,google_ads,search,c-d,During,10,1,10000,0,0,EUR`,
           ]);
         },
@@ -555,7 +493,7 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
     it("refuses a conversion lacking a rate with UNSUPPORTED_CURRENCY, as GraphQL does", async () => {
       // A day before the demo's first FX rate, in a source currency other than the target.
       const early = addDays(first(), -400);
-      await load("early.csv", [`early-1,${early},GB,google_ads,search,c-e,Early,10,1,10000,0,0,GBP`]);
+      await region.load("early.csv", [`early-1,${early},GB,google_ads,search,c-e,Early,10,1,10000,0,0,GBP`]);
       const answer = await exportOf({ from: early, to: addDays(early, 1) });
       assert.equal(answer.status, 400);
       const body = JSON.parse(answer.body.toString("utf8"));
@@ -609,8 +547,8 @@ for (const engine of [duckdbEngine(), postgresEngine()]) {
       let fail = () => engine.failExports();
       let faulty: Service | undefined;
       if (engine.name === "duckdb") {
-        faulty = await buildService(config, {
-          store: failingAfterFirstBatch(store as Store & RecordExports),
+        faulty = await buildService(region.config, {
+          store: failingAfterFirstBatch(region.store as Store & RecordExports),
         });
         const faultyBase = (await faulty.app.listen({ host: "127.0.0.1", port: 0 })).replace(
           "localhost",

@@ -1,7 +1,8 @@
 /**
  * A demo region on either store for the data-version tests (data-changes.test.ts and the hostile
- * tenant suite): seeded with 60 days ending yesterday, reached through GraphQL and the admin API
- * over Fastify's HTTP handling, restartable over the same store.
+ * tenant suite) and the bulk export's: seeded with 60 days ending yesterday (or the caller's
+ * `RegionOptions`), reached through GraphQL and the admin API over Fastify's HTTP handling,
+ * restartable over the same store.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -11,7 +12,7 @@ import { after, before } from "node:test";
 import { createTestDatabase, requestToken } from "@mdq/test-support";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { addDays, todayIn } from "../src/calendar.js";
-import { loadConfig, type ServiceConfig } from "../src/config.js";
+import { type ConfigInput, loadConfig, type ServiceConfig } from "../src/config.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
@@ -95,10 +96,13 @@ export interface GraphQLAnswer {
 /** The region of one test file on `engine`, and what its tests call. */
 export interface ChangesRegion {
   readonly service: Service;
+  readonly store: Store;
   readonly config: ServiceConfig;
   readonly credentials: DemoCredentials;
   /** A directory for the test's files. */
   readonly work: string;
+  /** A token of the app (app-acme-analytics by default), issued once per service start. */
+  token(appClientId?: string): Promise<string>;
   graphql(query: string, variables: Record<string, unknown>, appClientId?: string): Promise<GraphQLAnswer>;
   changes(
     range: { from: string; to: string },
@@ -116,11 +120,24 @@ export interface ChangesRegion {
   restart(): Promise<void>;
 }
 
+/** What a test file changes of the region: its days, scale, configuration and extra data. */
+export interface RegionOptions {
+  /** Data days ending yesterday (default `DAYS`). */
+  days?: number;
+  /** The demo's volume multiplier (default the demo's). */
+  scale?: number;
+  /** Configuration over the harness's own. */
+  config?: ConfigInput;
+  /** Writes more data into the seeded store before the service starts. */
+  seed?: (store: Store, today: string) => Promise<void>;
+}
+
 /**
  * Seeds a region on `engine` before the file's tests and removes it after (registers `before`
  * and `after` hooks in the calling `describe`).
  */
-export function changesRegion(engine: Engine): ChangesRegion {
+export function changesRegion(engine: Engine, options: RegionOptions = {}): ChangesRegion {
+  const days = options.days ?? DAYS;
   let store: Store;
   let service: Service;
   let config: ServiceConfig;
@@ -135,7 +152,7 @@ export function changesRegion(engine: Engine): ChangesRegion {
     service = await buildService(config, { store });
   }
 
-  async function token(appClientId: string): Promise<string> {
+  async function token(appClientId = "app-acme-analytics"): Promise<string> {
     const cached = tokens.get(appClientId);
     if (cached) return cached;
     const app = credentials.apps.find((entry) => entry.appClientId === appClientId)!;
@@ -150,6 +167,9 @@ export function changesRegion(engine: Engine): ChangesRegion {
     get service() {
       return service;
     },
+    get store() {
+      return store;
+    },
     get config() {
       return config;
     },
@@ -159,6 +179,7 @@ export function changesRegion(engine: Engine): ChangesRegion {
     get work() {
       return work;
     },
+    token,
     async graphql(query, variables, appClientId = "app-acme-analytics") {
       const response = await service.app.inject({
         method: "POST",
@@ -188,7 +209,7 @@ export function changesRegion(engine: Engine): ChangesRegion {
       await writeFile(path, `${HEADER}\n${lines.join("\n")}\n`);
       await region.admin("/admin/loads", { brandId: brand, path });
     },
-    first: () => addDays(today, -DAYS),
+    first: () => addDays(today, -days),
     last: () => addDays(today, -1),
     whole: () => ({ from: region.first(), to: region.last() }),
     async restart() {
@@ -212,6 +233,7 @@ export function changesRegion(engine: Engine): ChangesRegion {
         logLevel: "silent",
         dataDir,
         pageCacheMb: 0,
+        ...options.config,
       },
     );
     today = todayIn(config.timeZone);
@@ -222,8 +244,10 @@ export function changesRegion(engine: Engine): ChangesRegion {
       authUrl: config.authUrl,
       baseUrl: config.baseUrl,
       today,
-      days: DAYS,
+      days,
+      ...(options.scale === undefined ? {} : { scale: options.scale }),
     });
+    await options.seed?.(seeding, today);
     await seeding.close();
     await start();
   });
