@@ -6,26 +6,26 @@
  * refusal has its code and status.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
-import { createTestDatabase } from "@mdq/test-support";
 import { tableFromIPC } from "apache-arrow";
 import { stringify } from "csv-stringify/sync";
 import pg from "pg";
 import { addDays } from "../src/calendar.js";
 import { buildService, type Service } from "../src/server.js";
-import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { RecordExport, RecordExports } from "../src/store/export/record-export.js";
-import { migrateDatabase } from "../src/store/open-store.js";
-import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import type { Store, StoredRecord } from "../src/store/store.js";
-import { changesRegion } from "./changes-harness.js";
+import {
+  changesRegion,
+  duckdbEngine,
+  type Engine as HarnessEngine,
+  postgresEngine,
+} from "./changes-harness.js";
 
 /** The bulk rows: `BULK_ROWS_PER_DAY` a day, names long enough to make a big body. */
 function* bulkRecords(firstDay: string): Generator<StoredRecord> {
@@ -98,36 +98,25 @@ const RECORDS = `query($c: ID!, $r: DateRangeInput!, $cur: Currency, $p: Int!) {
 
 type Row = Record<string, string | number>;
 
-interface Engine {
+/** A store of the changes harness, with what the export's tests do to its connections. */
+type Engine = HarnessEngine & {
   name: "duckdb" | "postgres";
-  open(): Promise<Store>;
   /** Cuts the export's connection mid-stream, as a database failure would. */
   failExports(): Promise<void>;
   /** Connections of the store's pool that are still in a transaction (none once exports end). */
   openTransactions(): Promise<number>;
-  cleanup(): Promise<void>;
+};
+
+function exportDuckdbEngine(): Engine {
+  return { ...duckdbEngine("mdq-export-"), failExports: async () => {}, openTransactions: async () => 0 };
 }
 
-function duckdbEngine(): Engine {
-  let dataDir = "";
-  return {
-    name: "duckdb",
-    async open() {
-      dataDir ||= await mkdtemp(join(tmpdir(), "mdq-export-"));
-      return openDuckDbStore(dataDir);
-    },
-    async failExports() {},
-    async openTransactions() {
-      return 0;
-    },
-    cleanup: () => rm(dataDir, { recursive: true, force: true }),
-  };
-}
-
-function postgresEngine(): Engine {
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+function exportPostgresEngine(): Engine {
+  // A short statement timeout, so that a test outlasting node-postgres's client-side one (the
+  // timeout plus 5 s) shows that an export is exempt from both.
+  const engine = postgresEngine("export", { poolSize: POOL_SIZE, statementTimeoutMs: 2000 });
   const sql = async (text: string) => {
-    const client = new pg.Client({ connectionString: database!.url });
+    const client = new pg.Client({ connectionString: engine.databaseUrl() });
     await client.connect();
     try {
       return (await client.query(text)).rows;
@@ -136,16 +125,7 @@ function postgresEngine(): Engine {
     }
   };
   return {
-    name: "postgres",
-    async open() {
-      if (!database) {
-        database = await createTestDatabase("export");
-        await migrateDatabase(database.url);
-      }
-      // A short statement timeout, so that a test outlasting node-postgres's client-side one
-      // (the timeout plus 5 s) shows that an export is exempt from both.
-      return openPostgresStore({ url: database.url, poolSize: POOL_SIZE, statementTimeoutMs: 2000 });
-    },
+    ...engine,
     async failExports() {
       await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY (%'`);
@@ -155,7 +135,6 @@ function postgresEngine(): Engine {
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`);
       return Number(rows[0].n);
     },
-    cleanup: async () => database?.drop(),
   };
 }
 
@@ -213,7 +192,7 @@ after(() => {
   setTimeout(() => process.exit(), 5000).unref();
 });
 
-for (const engine of [duckdbEngine(), postgresEngine()]) {
+for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
   describe(`bulk export: ${engine.name}`, () => {
     const region = changesRegion(engine, {
       days: DAYS,

@@ -55,29 +55,35 @@ export interface Engine {
   cleanup(): Promise<void>;
 }
 
-function duckdbEngine(): Engine {
+/** A fresh DuckDB store in a data directory named `prefix…`. */
+export function duckdbEngine(prefix = "mdq-changes-"): Engine & { name: "duckdb" } {
   let dataDir = "";
   return {
     name: "duckdb",
     async open() {
-      dataDir ||= await mkdtemp(join(tmpdir(), "mdq-changes-"));
+      dataDir ||= await mkdtemp(join(tmpdir(), prefix));
       return openDuckDbStore(dataDir);
     },
     cleanup: () => rm(dataDir, { recursive: true, force: true }),
   };
 }
 
-function postgresEngine(): Engine {
+/** A fresh PostgreSQL store in a test database named `prefix…`, its pool opened with `pool`. */
+export function postgresEngine(
+  prefix = "changes",
+  pool: { poolSize?: number; statementTimeoutMs?: number } = {},
+): Engine & { name: "postgres"; databaseUrl(): string } {
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   return {
     name: "postgres",
     async open() {
       if (!database) {
-        database = await createTestDatabase("changes");
+        database = await createTestDatabase(prefix);
         await migrateDatabase(database.url);
       }
-      return openPostgresStore({ url: database.url, poolSize: 4 });
+      return openPostgresStore({ url: database.url, poolSize: 4, ...pool });
     },
+    databaseUrl: () => database!.url,
     cleanup: async () => database?.drop(),
   };
 }
