@@ -5,6 +5,13 @@
  * its read snapshots.
  */
 import { brandVersion, type DataChanges, type DataChangesRequest, readDataChanges } from "./data-versions.js";
+import {
+  type ExportQuery,
+  type ExportSnapshot,
+  openExport,
+  type RecordExport,
+  type RecordExports,
+} from "./export/record-export.js";
 import { type InSnapshot, readAggregatePage, readRecordsPages } from "./page-reads.js";
 import { type PlannedSql, planDataStatus, planReadiness } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
@@ -23,14 +30,20 @@ import { WalkMemory } from "./walk-memory.js";
 
 type Row = Record<string, unknown>;
 
-/** The shared reads of the DuckDB and PostgreSQL stores. */
-export abstract class SqlStore {
+/** The shared reads of the DuckDB and PostgreSQL stores, bulk exports included. */
+export abstract class SqlStore implements RecordExports {
   protected abstract readonly dialect: SqlDialect;
   protected abstract readonly rowsAs: RowMapping;
   /** Runs `read` with a reader of one snapshot, so a page, its count and data version agree. */
   protected abstract readonly snapshot: InSnapshot;
   /** Runs one statement on any connection. */
   protected abstract rows(sql: string, params?: PlannedSql["params"]): Promise<Row[]>;
+  /** Opens an export's snapshot: a connection of its own in one read transaction. */
+  protected abstract exportSnapshot(): Promise<ExportSnapshot>;
+
+  async openRecordExport(query: ExportQuery): Promise<RecordExport> {
+    return openExport(await this.exportSnapshot(), query);
+  }
 
   async findBrand(brandId: string): Promise<Brand | undefined> {
     const [row] = await this.rows(`${this.brandSelect()} WHERE brand_id = ${this.dialect.placeholder(1)}`, [

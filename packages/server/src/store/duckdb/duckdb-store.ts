@@ -16,12 +16,7 @@ import {
 import { toEpochDay } from "../../calendar.js";
 import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
 import { duckDbExportSnapshot } from "../export/duckdb-export.js";
-import {
-  type ExportQuery,
-  openExport,
-  type RecordExport,
-  type RecordExports,
-} from "../export/record-export.js";
+import type { ExportSnapshot } from "../export/record-export.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { defaultOrigin, replaceFromStaging, STAGING_COLUMNS } from "../record-replace.js";
 import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
@@ -106,7 +101,7 @@ export async function openDuckDbStore(
 }
 
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
-export class DuckDbStore extends SqlStore implements Store, ParquetLoads, StagedLoads, RecordExports {
+export class DuckDbStore extends SqlStore implements Store, ParquetLoads, StagedLoads {
   readonly engine = "duckdb" as const;
   protected readonly dialect = DUCKDB_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
@@ -453,8 +448,8 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   }
 
   /** CONTRACT §7: an export from one snapshot, on a connection of its own (store/export/). */
-  async openRecordExport(query: ExportQuery): Promise<RecordExport> {
-    return openExport(await duckDbExportSnapshot(this.instance), query);
+  protected exportSnapshot(): Promise<ExportSnapshot> {
+    return duckDbExportSnapshot(this.instance);
   }
 
   async ping(): Promise<void> {

@@ -9,12 +9,7 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
 import { postgresExportSnapshot } from "../export/postgres-export.js";
-import {
-  type ExportQuery,
-  openExport,
-  type RecordExport,
-  type RecordExports,
-} from "../export/record-export.js";
+import type { ExportSnapshot } from "../export/record-export.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { defaultOrigin, replaceFromStaging } from "../record-replace.js";
 import { appStateValues, rowMapping } from "../row-mapping.js";
@@ -67,7 +62,7 @@ export async function openPostgresStore(options: PostgresConnectionOptions): Pro
 }
 
 /** The PostgreSQL implementation of `Store`; it keeps the signing key ring for every instance. */
-export class PostgresStore extends SqlStore implements Store, KeyRingStore, RecordExports {
+export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   readonly engine = "postgres" as const;
   protected readonly dialect = POSTGRES_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
@@ -361,8 +356,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore, Reco
   }
 
   /** CONTRACT §7: an export from one REPEATABLE READ snapshot, read by a cursor (store/export/). */
-  async openRecordExport(query: ExportQuery): Promise<RecordExport> {
-    return openExport(await postgresExportSnapshot(this.pool), query);
+  protected exportSnapshot(): Promise<ExportSnapshot> {
+    return postgresExportSnapshot(this.pool);
   }
 
   async ping(): Promise<void> {
