@@ -57,8 +57,9 @@ export function packedPages(
   const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   const byteCount = source.length;
   const pages: PackedColumns[] = [];
-  // Per text column, the last text made and where its bytes stand, to reuse it for the same bytes.
-  const lastTexts = kinds.map(() => ({ text: "", start: -1, end: -1 }));
+  // Per text column, the last text made and where its bytes stand, to reuse it for the same bytes,
+  // and the short texts made so far, by their bytes.
+  const lastTexts = kinds.map((): TextMemory => ({ text: "", start: -1, end: -1, short: new Map() }));
   const keepsBytes = kinds.includes(PackedKind.Utf8);
   let at = 0;
   for (let first = 0; first < rowCount; first += pageSize) {
@@ -128,30 +129,64 @@ function wholeNumbers({ source, pageStart, starts, width, rows, column }: PageVa
   return values;
 }
 
+/** A text column's strings made so far (`texts`), kept from page to page of a read. */
+interface TextMemory {
+  /** The last text made, and where its bytes stand. */
+  text: string;
+  start: number;
+  end: number;
+  /** Texts of at most `SHORT_TEXT` bytes (a currency, a market), by `shortKey`. */
+  short: Map<number, string>;
+}
+
+/** The longest text `TextMemory.short` keeps: its bytes and length make an exact double. */
+const SHORT_TEXT = 6;
+
+/** `source[start, end)` (at most `SHORT_TEXT` bytes) as one number: its length, then its bytes. */
+function shortKey(source: Buffer, start: number, end: number): number {
+  let key = end - start;
+  for (let index = start; index < end; index += 1) key = key * 256 + source[index]!;
+  return key;
+}
+
+/** `source[start, end)` as a string. */
+function textOf(source: Buffer, start: number, end: number): string {
+  let ascii = true;
+  for (let index = start; index < end && ascii; index += 1) ascii = source[index]! < 0x80;
+  return source.toString(ascii ? "latin1" : "utf8", start, end);
+}
+
 /**
  * A text column's values as strings, each made only when its bytes differ from the last one made
- * for the column (`last`, kept from page to page): they repeat from row to row.
+ * for the column (they repeat from row to row), or, when short, the first time its bytes come
+ * (a source currency changes from row to row among a few): `memory` is kept from page to page.
  */
 function texts(
   { source, pageStart, starts, width, rows, column }: PageValues,
-  last: { text: string; start: number; end: number },
+  memory: TextMemory,
 ): PackedValue[] {
   const values = new Array<PackedValue>(rows);
   for (let row = 0, cell = column; row < rows; row += 1, cell += width) {
     const start = pageStart + starts[cell]!;
     const end = pageStart + starts[cell + 1]! - 1;
     const length = end - start;
-    let same = length === last.end - last.start;
+    let same = length === memory.end - memory.start;
     for (let index = 0; same && index < length; index += 1)
-      same = source[start + index] === source[last.start + index];
+      same = source[start + index] === source[memory.start + index];
     if (!same) {
-      let ascii = true;
-      for (let index = start; index < end && ascii; index += 1) ascii = source[index]! < 0x80;
-      last.text = source.toString(ascii ? "latin1" : "utf8", start, end);
-      last.start = start;
-      last.end = end;
+      if (length <= SHORT_TEXT) {
+        const key = shortKey(source, start, end);
+        let text = memory.short.get(key);
+        if (text === undefined) {
+          text = textOf(source, start, end);
+          memory.short.set(key, text);
+        }
+        memory.text = text;
+      } else memory.text = textOf(source, start, end);
+      memory.start = start;
+      memory.end = end;
     }
-    values[row] = last.text;
+    values[row] = memory.text;
   }
   return values;
 }
