@@ -18,18 +18,35 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { acmeScope } from "./harness/queries.mjs";
 
-const { values } = parseArgs({
-  options: {
-    data: { type: "string" },
-    server: { type: "string", default: "packages/server/dist" },
-    baseline: { type: "string" },
-    pages: { type: "string", default: "20" },
-    rounds: { type: "string", default: "7" },
-    currency: { type: "string", default: "USD" },
-  },
-});
-if (!values.data) throw new Error("--data: a data directory seeded by `mdq demo --seed-only`");
+const USAGE = `node bench/page-encode.mjs --data DIR [--baseline DIST] [--server DIST] [--pages 20] [--rounds 7] [--currency USD]
+  --data DIR        a data directory seeded by \`mdq demo --seed-only\` (read through a copy)
+  --server DIST     the built server package timed (default packages/server/dist)
+  --baseline DIST   another build's server dist, timed in the same run round for round
+`;
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      data: { type: "string" },
+      server: { type: "string", default: "packages/server/dist" },
+      baseline: { type: "string" },
+      pages: { type: "string", default: "20" },
+      rounds: { type: "string", default: "7" },
+      currency: { type: "string", default: "USD" },
+      help: { type: "boolean", default: false },
+    },
+  }));
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (!values.data) throw new Error("--data is required");
+} catch (error) {
+  process.stderr.write(`${error.message}\n${USAGE}`);
+  process.exit(2);
+}
 const pageCount = Number(values.pages);
 const rounds = Number(values.rounds);
 const pageSize = 5000;
@@ -62,15 +79,7 @@ async function openBuild(dist) {
   const store = await openDuckDbStore(copy, { threads: DEFAULT_DUCKDB_THREADS });
   const today = todayIn("Europe/London");
   const query = (page) => ({
-    scope: {
-      brandId: "brand-acme",
-      from: addDays(today, -91),
-      to: addDays(today, -2),
-      markets: ["DE", "FR", "GB", "SE", "US"],
-      dataSources: ["google_ads", "meta_ads", "tiktok_ads"],
-      channels: null,
-      campaignIds: null,
-    },
+    scope: acmeScope(addDays(today, -91), addDays(today, -2)),
     currency: values.currency,
     fields: RECORD_FIELDS,
     sort: [{ field: "DATE_DAY", direction: "DESC" }],

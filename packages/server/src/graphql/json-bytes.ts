@@ -6,12 +6,16 @@
  * copies in a fraction of the time a byte loop takes (bench/page-encode.mjs).
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const ZERO = 0x30;
-const MINUS = 0x2d;
-const POINT = 0x2e;
-const U = 0x75;
+/** The ASCII bytes JSON's text and numbers are written with. */
+enum Byte {
+  Quote = 0x22,
+  Backslash = 0x5c,
+  Zero = 0x30,
+  Minus = 0x2d,
+  Point = 0x2e,
+  /** The `u` of a `\u00xx` escape. */
+  U = 0x75,
+}
 /** GraphQL's `Int` maximum: below it, digits come from 32-bit integer arithmetic. */
 const MAX_INT = 2_147_483_647;
 
@@ -22,14 +26,14 @@ const MAX_INT = 2_147_483_647;
  * written as it is (JSON.stringify escapes nothing else of well-formed text).
  */
 export const ESCAPES = new Uint8Array(256);
-for (let byte = 0; byte < 0x20; byte += 1) ESCAPES[byte] = U;
+for (let byte = 0; byte < 0x20; byte += 1) ESCAPES[byte] = Byte.U;
 ESCAPES[0x08] = 0x62;
 ESCAPES[0x09] = 0x74;
 ESCAPES[0x0a] = 0x6e;
 ESCAPES[0x0c] = 0x66;
 ESCAPES[0x0d] = 0x72;
-ESCAPES[QUOTE] = QUOTE;
-ESCAPES[BACKSLASH] = BACKSLASH;
+ESCAPES[Byte.Quote] = Byte.Quote;
+ESCAPES[Byte.Backslash] = Byte.Backslash;
 
 /** Lowercase hex digits, as `JSON.stringify` writes `\u00xx`. */
 const HEX = new Uint8Array([...Buffer.from("0123456789abcdef")]);
@@ -85,11 +89,11 @@ export function escapedUtf8(
       target[to++] = byte;
       continue;
     }
-    target[to++] = BACKSLASH;
+    target[to++] = Byte.Backslash;
     target[to++] = second;
-    if (second === U) {
-      target[to++] = ZERO;
-      target[to++] = ZERO;
+    if (second === Byte.U) {
+      target[to++] = Byte.Zero;
+      target[to++] = Byte.Zero;
       target[to++] = HEX[byte >> 4]!;
       target[to++] = HEX[byte & 0xf]!;
     }
@@ -104,11 +108,11 @@ export function escapedUtf8(
  */
 export function jsonString(target: Buffer, at: number, text: string): number {
   let to = at;
-  target[to++] = QUOTE;
+  target[to++] = Byte.Quote;
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     if (code >= 0x20 && code < 0x80) {
-      if (code === QUOTE || code === BACKSLASH) target[to++] = BACKSLASH;
+      if (code === Byte.Quote || code === Byte.Backslash) target[to++] = Byte.Backslash;
       target[to++] = code;
     } else if (code >= 0x80 && code < 0x800) {
       target[to++] = 0xc0 | (code >> 6);
@@ -129,7 +133,7 @@ export function jsonString(target: Buffer, at: number, text: string): number {
       index += 1;
     }
   }
-  target[to++] = QUOTE;
+  target[to++] = Byte.Quote;
   return to;
 }
 
@@ -149,7 +153,7 @@ function hundredths(value: number): number {
 /** The digits of `value` (0 to 9999), without leading zeros. */
 function upToFourDigits(target: Uint8Array, at: number, value: number): number {
   if (value < 10) {
-    target[at] = ZERO + value;
+    target[at] = Byte.Zero + value;
     return at + 1;
   }
   if (value < 100) {
@@ -160,7 +164,7 @@ function upToFourDigits(target: Uint8Array, at: number, value: number): number {
   const high = hundredths(value);
   const low = (value - high * 100) * 2;
   let to = at;
-  if (high < 10) target[to++] = ZERO + high;
+  if (high < 10) target[to++] = Byte.Zero + high;
   else {
     target[to++] = PAIRS[high * 2]!;
     target[to++] = PAIRS[high * 2 + 1]!;
@@ -206,7 +210,7 @@ function largeDigits(target: Uint8Array, at: number, whole: number): number {
   let to = at + count;
   do {
     const next = Math.floor(rest / 10);
-    target[--to] = ZERO + rest - next * 10;
+    target[--to] = Byte.Zero + rest - next * 10;
     rest = next;
   } while (rest > 0);
   return at + count;
@@ -227,7 +231,7 @@ export function decimalDigits(target: Uint8Array, at: number, whole: number, pla
   let to = at;
   let magnitude = whole;
   if (whole < 0) {
-    target[to++] = MINUS;
+    target[to++] = Byte.Minus;
     magnitude = -whole;
   }
   if (magnitude > MAX_INT) return largeDecimal(target, to, magnitude, places);
@@ -237,7 +241,7 @@ export function decimalDigits(target: Uint8Array, at: number, whole: number, pla
   const fraction = magnitude - integer * scale;
   to = smallDigits(target, to, integer);
   if (fraction === 0) return to;
-  target[to] = POINT;
+  target[to] = Byte.Point;
   let end: number;
   if (places === 2) {
     target[to + 1] = PAIRS[fraction * 2]!;
@@ -245,7 +249,7 @@ export function decimalDigits(target: Uint8Array, at: number, whole: number, pla
     end = to + 3;
   } else if (places === 4) end = fourDigits(target, to + 1, fraction);
   else end = placedDigits(target, to + 1, fraction, places);
-  while (target[end - 1] === ZERO) end -= 1;
+  while (target[end - 1] === Byte.Zero) end -= 1;
   return end;
 }
 
@@ -254,7 +258,7 @@ function placedDigits(target: Uint8Array, at: number, fraction: number, places: 
   let rest = fraction;
   for (let index = at + places - 1; index >= at; index -= 1) {
     const next = Math.floor(rest / 10);
-    target[index] = ZERO + rest - next * 10;
+    target[index] = Byte.Zero + rest - next * 10;
     rest = next;
   }
   return at + places;
@@ -268,9 +272,9 @@ function largeDecimal(target: Uint8Array, at: number, magnitude: number, places:
   const fraction = magnitude - integer * scale;
   const to = integer > MAX_INT ? largeDigits(target, at, integer) : smallDigits(target, at, integer);
   if (fraction === 0) return to;
-  target[to] = POINT;
+  target[to] = Byte.Point;
   let end = placedDigits(target, to + 1, fraction, places);
-  while (target[end - 1] === ZERO) end -= 1;
+  while (target[end - 1] === Byte.Zero) end -= 1;
   return end;
 }
 
