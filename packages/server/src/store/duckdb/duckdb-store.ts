@@ -37,6 +37,7 @@ import type {
   StoredRecordsFile,
 } from "../store.js";
 import { ConnectionPool } from "./connection-pool.js";
+import { preparedStatementsOf } from "./prepared-statements.js";
 import { DUCKDB_SCHEMA } from "./schema.js";
 
 /** Name of the database file inside the data directory. */
@@ -518,16 +519,20 @@ function sqlRun(connection: DuckDBConnection): SqlRun {
     (await connection.runAndReadAll(sql, params as DuckDBValue[])).getRowObjectsJS();
 }
 
-/** DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects. */
+/**
+ * DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects;
+ * each statement prepared once per connection (prepared-statements.ts).
+ */
 export function snapshotReader(
   connection: DuckDBConnection,
   generation: SnapshotReader["generation"],
 ): SnapshotReader {
+  const statements = preparedStatementsOf(connection);
   return {
     dialect: DUCKDB_DIALECT,
     generation,
     async run(statement) {
-      const columns = (await connection.runAndReadAll(statement.sql, statement.params)).getColumnsJS();
+      const columns = (await statements.runAndReadAll(statement.sql, statement.params)).getColumnsJS();
       return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
     },
   };
