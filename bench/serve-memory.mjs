@@ -80,9 +80,12 @@ try {
   // a document per page would fill the server's cache of compiled queries instead.
   const walk = async (currency) => {
     for (let page = 1; page <= Number(values.pages); page += 1)
-      await ask(`query($c: ID!, $page: Int) { marketingRecords(clientId: $c, ${range}, currency: ${currency},
+      await ask(
+        `query($c: ID!, $page: Int) { marketingRecords(clientId: $c, ${range}, currency: ${currency},
         pagination: {page: $page, pageSize: 5000}) { recordId date market dataSource channel campaignId
-        campaignName impressions clicks spend conversions revenue currency } }`, { page });
+        campaignName impressions clicks spend conversions revenue currency } }`,
+        { page },
+      );
   };
   await Promise.all(["EUR", "USD", "GBP", "JPY", "SEK", "CHF", "AUD", "CAD"].map(walk));
   console.log(`after 8 concurrent walks of ${values.pages} pages: ${peakMb()} MB`);

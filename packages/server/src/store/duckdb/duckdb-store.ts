@@ -108,7 +108,8 @@ export async function openDuckDbStore(
   };
   const appending: Settings = {
     threads: served!.threads,
-    memory_limit: memoryMb > 0 && memoryMb < APPEND_MEMORY_MB ? `${APPEND_MEMORY_MB}MB` : served!.memory_limit,
+    memory_limit:
+      memoryMb > 0 && memoryMb < APPEND_MEMORY_MB ? `${APPEND_MEMORY_MB}MB` : served!.memory_limit,
   };
   return new DuckDbStore(instance, writer, readers, { served: served!, loading, appending });
 }

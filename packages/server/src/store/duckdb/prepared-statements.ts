@@ -6,7 +6,12 @@
  * prepares, then runs). The most recently used `CAPACITY` statements are kept; the others are
  * destroyed. Closing the connection destroys what it prepared.
  */
-import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResultReader, DuckDBValue } from "@duckdb/node-api";
+import type {
+  DuckDBConnection,
+  DuckDBPreparedStatement,
+  DuckDBResultReader,
+  DuckDBValue,
+} from "@duckdb/node-api";
 
 /** Statements kept per connection: a few walks' pages and their facts, with room to spare. */
 const CAPACITY = 32;
