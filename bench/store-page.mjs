@@ -16,6 +16,7 @@ import {
 } from "../packages/server/dist/src/store/query-planner.js";
 import { RECORD_FIELDS } from "../packages/server/dist/src/store/query-request.js";
 import { DUCKDB_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
+import { acmeScope } from "./harness/queries.mjs";
 
 const { values } = parseArgs({
   options: { scale: { type: "string", default: "50" }, runs: { type: "string", default: "7" } },
@@ -32,15 +33,7 @@ console.log(`seeded scale ${scale} in ${((performance.now() - seeding) / 1000).t
 
 const instance = await DuckDBInstance.create(join(dataDir, "mdq.duckdb"));
 const connection = await instance.connect();
-const scope = {
-  brandId: "brand-acme",
-  from: addDays(today, -90),
-  to: addDays(today, -1),
-  markets: ["DE", "FR", "GB", "SE", "US"],
-  dataSources: ["google_ads", "meta_ads", "tiktok_ads"],
-  channels: null,
-  campaignIds: null,
-};
+const scope = acmeScope(addDays(today, -90), addDays(today, -1));
 const allFields = RECORD_FIELDS;
 const sort = [{ field: "DATE_DAY", direction: "DESC" }];
 const bare = (offset) => ({

@@ -2,6 +2,22 @@
 // one source, so that MDQ, graphql-yoga and the bare routes answer the very same question.
 import { RECORD_FIELDS } from "../../packages/server/dist/src/store/query-request.js";
 
+/**
+ * The rows brand-acme's first demo app may read from `from` to `to` (its granted markets and data
+ * sources), as the store's queries take a scope: what the in-process store benches read.
+ */
+export function acmeScope(from, to) {
+  return {
+    brandId: "brand-acme",
+    from,
+    to,
+    markets: ["DE", "FR", "GB", "SE", "US"],
+    dataSources: ["google_ads", "meta_ads", "tiktok_ads"],
+    channels: null,
+    campaignIds: null,
+  };
+}
+
 /** Every field of a record, in the schema's order (the order the server writes them). */
 export const RECORD_SELECTION = RECORD_FIELDS.join(" ");
 

@@ -60,10 +60,12 @@ export interface ServiceConfig {
 export const DEFAULT_DUCKDB_THREADS = 1;
 
 /**
- * The embedded store's DuckDB memory limit by default, in MB: a load of any size stays within it,
- * spilling its staging and sorting to disk (issue 19: a 10 M-row load within 512 MB of RSS).
+ * The embedded store's DuckDB memory limit by default, in MB: reads and loads of any size stay
+ * within it, spilling sorts and staging to disk (issue 19: a 10 M-row load within 512 MB of RSS).
+ * 128 rather than 192: the server's peak RSS at demo scale 600 under 8 concurrent walks fell from
+ * 529–564 MB to 494–500 MB (`bench/serve-memory.mjs`), under issue 17's 512 MB.
  */
-export const DEFAULT_DUCKDB_MEMORY_MB = 192;
+export const DEFAULT_DUCKDB_MEMORY_MB = 128;
 
 /** Thrown when a configuration value is invalid; the message names the key. */
 export class ConfigError extends Error {

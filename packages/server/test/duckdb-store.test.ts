@@ -10,9 +10,14 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { DEFAULT_DUCKDB_THREADS, loadConfig } from "../src/config.js";
-import { type DuckDbStore, LOAD_MEMORY_MB, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import {
+  APPEND_MEMORY_MB,
+  type DuckDbStore,
+  LOAD_MEMORY_MB,
+  openDuckDbStore,
+} from "../src/store/duckdb/duckdb-store.js";
 import { openStore } from "../src/store/open-store.js";
-import { loadsParquet } from "../src/store/store.js";
+import { loadsParquet, type StoredRecord } from "../src/store/store.js";
 
 /** Writes a Parquet file of stored records (one on 2021-03-01) with DuckDB's own COPY. */
 async function writeRecordsParquet(target: string): Promise<void> {
@@ -164,5 +169,38 @@ describe("the DuckDB store's settings during a load (issue 19)", () => {
         mib: mib(LOAD_MEMORY_MB),
       },
     ]);
+  });
+
+  it("loads rows appended from JavaScript on the served threads under APPEND_MEMORY_MB when the store's limit is lower, then gives the served limit back", async () => {
+    const lean = await openDuckDbStore(join(work, "lean"), { threads: 1, memoryMb: 128 });
+    try {
+      const reads = lean as unknown as { rows(sql: string): Promise<Record<string, unknown>[]> };
+      const served = (await reads.rows(SETTINGS))[0];
+      assert.deepEqual(served, { threads: "1", mib: mib(128) });
+      const seen: unknown[] = [];
+      async function* rows(): AsyncIterable<StoredRecord> {
+        seen.push((await reads.rows(SETTINGS))[0]);
+        yield {
+          recordId: "r-append-1",
+          date: "2021-03-05",
+          market: "GB",
+          dataSource: "google_ads",
+          channel: "search",
+          campaignId: "c-1",
+          campaignName: "Append",
+          impressions: 1,
+          clicks: 1,
+          spendE4: 10_000n,
+          conversionsE4: 0n,
+          revenueE4: 0n,
+          currency: "EUR",
+        };
+      }
+      await lean.replaceRecords("brand-a", rows(), { processingDate: "2021-03-05", source: "a" });
+      assert.deepEqual(seen, [{ threads: "1", mib: mib(APPEND_MEMORY_MB) }]);
+      assert.deepEqual((await reads.rows(SETTINGS))[0], served);
+    } finally {
+      await lean.close();
+    }
   });
 });

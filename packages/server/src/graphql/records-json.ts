@@ -13,7 +13,21 @@
  * page to the object path (`recordsJson` answers null), which raises the same field error as ever.
  */
 import type { RecordField } from "../store/query-request.js";
-import { type RecordsPage, type RecordValue, recordValue, type ValueColumn } from "../store/store.js";
+import {
+  type RecordsPage,
+  type RecordValue,
+  recordValue,
+  type Utf8Column,
+  type ValueColumn,
+} from "../store/store.js";
+import {
+  asciiText,
+  copyWords,
+  decimalDigits,
+  escapedUtf8,
+  jsonString,
+  MAX_DECIMAL_PLACES,
+} from "./json-bytes.js";
 
 /** How GraphQL serialises a field's values (schema.ts `MarketingRecord`). */
 enum Output {
@@ -73,235 +87,217 @@ export function recordsJson(page: RecordsPage): Buffer | null {
   return json;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-/** `JSON.stringify`'s short escapes of control characters (the others are `\u00xx`). */
-const SHORT_ESCAPES: Partial<Record<number, number>> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72 };
-/** Lowercase hex digits as bytes, as `JSON.stringify` writes `\u00xx`. */
-const HEX = Buffer.from("0123456789abcdef");
-
-/**
- * JSON written as UTF-8 bytes into one buffer, kept between pages (`encoded` runs start to end
- * without yielding) and copied out at each page's size.
- */
-class JsonBytes {
-  bytes = Buffer.allocUnsafe(1024 * 1024);
-  length = 0;
-  private readonly digits = new Uint8Array(24);
-
-  /** Room for `more` bytes. */
-  reserve(more: number): void {
-    if (this.length + more <= this.bytes.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + more));
-    this.bytes.copy(grown, 0, 0, this.length);
-    this.bytes = grown;
-  }
-
-  byte(value: number): void {
-    this.reserve(1);
-    this.bytes[this.length++] = value;
-  }
-
-  /** Bytes as they are (a loop: short copies cost less than `copy`). */
-  raw(source: Uint8Array): void {
-    this.reserve(source.length);
-    const bytes = this.bytes;
-    let at = this.length;
-    for (let index = 0; index < source.length; index += 1) bytes[at++] = source[index]!;
-    this.length = at;
-  }
-
-  /**
-   * `text` as `JSON.stringify` writes it, UTF-8: `"` and `\\` escaped, every other character
-   * encoded as it is; a control character or a lone surrogate (rare: loads refuse control
-   * characters) through `JSON.stringify` itself.
-   */
-  string(text: string): void {
-    // At most 3 bytes a UTF-16 unit (a pair makes 4), 2 for an escaped quote or backslash.
-    this.reserve(text.length * 3 + 2);
-    const bytes = this.bytes;
-    const start = this.length;
-    let at = start;
-    bytes[at++] = QUOTE;
-    for (let index = 0; index < text.length; index += 1) {
-      const code = text.charCodeAt(index);
-      if (code >= 0x20 && code < 0x80) {
-        if (code === QUOTE || code === BACKSLASH) bytes[at++] = BACKSLASH;
-        bytes[at++] = code;
-      } else if (code >= 0x80 && code < 0x800) {
-        bytes[at++] = 0xc0 | (code >> 6);
-        bytes[at++] = 0x80 | (code & 0x3f);
-      } else if (code >= 0x800 && (code < 0xd800 || code > 0xdfff)) {
-        bytes[at++] = 0xe0 | (code >> 12);
-        bytes[at++] = 0x80 | ((code >> 6) & 0x3f);
-        bytes[at++] = 0x80 | (code & 0x3f);
-      } else {
-        const low = text.charCodeAt(index + 1);
-        if (code >= 0xdc00 || code < 0x20 || !(low >= 0xdc00 && low <= 0xdfff)) {
-          this.length = start;
-          this.reserve(text.length * 6 + 2);
-          this.length += this.bytes.write(JSON.stringify(text), start, "utf8");
-          return;
-        }
-        const point = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
-        bytes[at++] = 0xf0 | (point >> 18);
-        bytes[at++] = 0x80 | ((point >> 12) & 0x3f);
-        bytes[at++] = 0x80 | ((point >> 6) & 0x3f);
-        bytes[at++] = 0x80 | (point & 0x3f);
-        index += 1;
-      }
-    }
-    bytes[at++] = QUOTE;
-    this.length = at;
-  }
-
-  /**
-   * UTF-8 text `source[start, end)` (valid: an engine's text value) as `JSON.stringify` writes it,
-   * encoded: `"` and `\\` escaped, a control character as its short or `\\u00xx` escape, every
-   * other byte as it is (JSON.stringify escapes nothing else of valid text).
-   */
-  utf8(source: Uint8Array, start: number, end: number): void {
-    // At most 6 bytes a byte (`\u00xx`), 2 for the quotes.
-    this.reserve((end - start) * 6 + 2);
-    const bytes = this.bytes;
-    let at = this.length;
-    bytes[at++] = QUOTE;
-    for (let index = start; index < end; index += 1) {
-      const byte = source[index]!;
-      if (byte === QUOTE || byte === BACKSLASH) bytes[at++] = BACKSLASH;
-      else if (byte < 0x20) {
-        bytes[at++] = BACKSLASH;
-        const short = SHORT_ESCAPES[byte];
-        if (short !== undefined) bytes[at++] = short;
-        else {
-          bytes[at++] = 0x75;
-          bytes[at++] = 0x30;
-          bytes[at++] = 0x30;
-          bytes[at++] = HEX[byte >> 4]!;
-          bytes[at++] = HEX[byte & 0xf]!;
-        }
-        continue;
-      }
-      bytes[at++] = byte;
-    }
-    bytes[at++] = QUOTE;
-    this.length = at;
-  }
-
-  /**
-   * `whole / 10 ** places` as `String` writes it, for a whole number below `DECIMAL_LIMIT` in
-   * magnitude: its digits, the point before the last `places`, trailing zeros dropped.
-   */
-  decimal(whole: number, places: number): void {
-    this.reserve(24);
-    const bytes = this.bytes;
-    let magnitude = whole;
-    if (whole < 0) {
-      bytes[this.length++] = 0x2d;
-      magnitude = -whole;
-    }
-    // Digits from the right, then the integer part, the point and what remains.
-    const digits = this.digits;
-    let count = 0;
-    if (magnitude <= MAX_INT) {
-      // Small integer arithmetic, cheaper than doubles: most values are below 2^31.
-      let small = magnitude | 0;
-      do {
-        const next = (small / 10) | 0;
-        digits[count++] = small - next * 10;
-        small = next;
-      } while (small > 0);
-    } else {
-      do {
-        const next = Math.floor(magnitude / 10);
-        digits[count++] = magnitude - next * 10;
-        magnitude = next;
-      } while (magnitude > 0);
-    }
-    while (count <= places) digits[count++] = 0;
-    let lowest = 0;
-    while (lowest < places && digits[lowest] === 0) lowest += 1;
-    let at = this.length;
-    for (let index = count - 1; index >= places; index -= 1) bytes[at++] = 0x30 + digits[index]!;
-    if (lowest < places) {
-      bytes[at++] = 0x2e;
-      for (let index = places - 1; index >= lowest; index -= 1) bytes[at++] = 0x30 + digits[index]!;
-    }
-    this.length = at;
-  }
-
-  /** ASCII text (a number as `String` writes it). */
-  ascii(text: string): void {
-    this.reserve(text.length);
-    this.length += this.bytes.write(text, this.length, "latin1");
-  }
-
-  /** The bytes written since `from`, copied out. */
-  copyFrom(from: number): Buffer {
-    return Buffer.from(this.bytes.subarray(from, this.length));
-  }
+/** How `encoded` writes a field's values, one per row. */
+enum Writer {
+  /** Text kept as the page's UTF-8 bytes (`Utf8Column`). */
+  Utf8,
+  /** Text values (strings). */
+  Text,
+  /** `Int` values. */
+  Int,
+  /** `Float` values. */
+  Float,
 }
 
-const scratch = new JsonBytes();
+/** Slack past a page's bound: word writes run up to 7 bytes past what they write. */
+const WORD_SLACK = 8;
+/** Room `Writer.Int` needs at most (`-2147483648`). */
+const INT_BYTES = 11;
+/** Room `Writer.Float` needs at most: 18 for `decimalDigits`, 24 for any double `String` writes. */
+const FLOAT_BYTES = 25;
 
 /**
- * Writes `value` of a field of `output` (`places` its column's), as GraphQL serialises it; false
- * when GraphQL would refuse it (an `Int` outside 32 bits, a number that is not finite, a missing
- * amount).
+ * A page's rows as JSON in pieces: the text every row holds alike — keys, punctuation, and the
+ * values all rows share (a `currency` column) — as chunks, and between them the fields written
+ * row by row (`dynamic`). Chunk 0 is `[` and what comes before the first dynamic field, chunk `i`
+ * (0 < i < dynamic.length) what comes before dynamic field `i`; `between` is what ends a row, a
+ * comma and what starts the next; `close` what ends the last row and `]`.
  */
-function writeValue(out: JsonBytes, value: RecordValue, output: Output, places: number): boolean {
-  if (output === Output.Text) {
-    if (typeof value !== "string") return false;
-    out.string(value);
-    return true;
-  }
-  if (typeof value !== "number") return false;
-  if (output === Output.Int) {
-    if (!Number.isInteger(value) || value < MIN_INT || value > MAX_INT) return false;
-    out.decimal(value, 0);
-    return true;
-  }
-  if (Number.isInteger(value) && Math.abs(value) < DECIMAL_LIMIT) {
-    out.decimal(value, places);
-    return true;
-  }
-  const number = places === 0 ? value : value / 10 ** places;
-  if (!Number.isFinite(number)) return false;
-  out.ascii(String(number));
-  return true;
+interface RowLayout {
+  /** The fields written row by row, in the query's order, and how. */
+  readonly dynamic: readonly number[];
+  readonly writers: Int32Array;
+  /** Every chunk's UTF-8 bytes one after the other, and room to read words past the last. */
+  readonly chunks: DataView;
+  /** Chunk `i` is `chunks[starts[i], starts[i + 1])`. */
+  readonly starts: Int32Array;
+  readonly between: number;
+  readonly close: number;
+  /** The bytes of a row's chunks (`between` and the chunks within the row). */
+  readonly rowBytes: number;
 }
 
+/**
+ * The literal text of a page's rows around its dynamic fields (`RowLayout`); `literals` holds, per
+ * field, the value every row has (null: written row by row).
+ */
+function rowLayout(
+  fields: readonly RecordField[],
+  writers: readonly Writer[],
+  literals: readonly (string | null)[],
+): RowLayout {
+  const chunks: string[] = [];
+  const dynamic: number[] = [];
+  let pending = "{";
+  for (let field = 0; field < fields.length; field += 1) {
+    pending += `${field === 0 ? "" : ","}${JSON.stringify(fields[field])}:`;
+    const literal = literals[field];
+    if (literal !== null && literal !== undefined) {
+      pending += JSON.stringify(literal);
+      continue;
+    }
+    // Text from bytes is written between the quotes its chunks hold.
+    const quoted = writers[field] === Writer.Utf8;
+    chunks.push(quoted ? `${pending}"` : pending);
+    dynamic.push(field);
+    pending = quoted ? '"' : "";
+  }
+  pending += "}";
+  const head = chunks[0] ?? pending;
+  const tail = chunks.length === 0 ? "" : pending;
+  const texts = [`[${head}`, ...chunks.slice(1), `${tail},${head}`, `${tail}]`];
+  const bytes = Buffer.from(`${texts.join("")}${"\0".repeat(WORD_SLACK)}`, "utf8");
+  const starts = new Int32Array(texts.length + 1);
+  for (const [index, text] of texts.entries()) starts[index + 1] = starts[index]! + Buffer.byteLength(text);
+  const between = Math.max(dynamic.length, 1);
+  return {
+    dynamic,
+    writers: Int32Array.from(dynamic, (field) => writers[field]!),
+    chunks: new DataView(bytes.buffer, bytes.byteOffset, bytes.length),
+    starts,
+    between,
+    close: between + 1,
+    rowBytes: starts[between + 1]! - starts[1]!,
+  };
+}
+
+/**
+ * The buffer pages are written into, kept between pages (`encoded` runs start to end without
+ * yielding) and copied out at each page's size; grown to the largest page written.
+ */
+let scratch = Buffer.allocUnsafe(1024 * 1024);
+let scratchView = new DataView(scratch.buffer, scratch.byteOffset, scratch.length);
+
+/** Room for `bytes` in `scratch`, keeping its first `kept` bytes. */
+function reserveScratch(bytes: number, kept: number): void {
+  if (bytes <= scratch.length) return;
+  const grown = Buffer.allocUnsafe(Math.max(bytes, scratch.length * 2));
+  scratch.copy(grown, 0, 0, kept);
+  scratch = grown;
+  scratchView = new DataView(grown.buffer, grown.byteOffset, grown.length);
+}
+
+/**
+ * The page's JSON: each row's literal text (`RowLayout`) written a word at a time, text kept as
+ * bytes copied a word at a time when its page holds nothing to escape (`Utf8Column.plain`), numbers
+ * written from their digits. The buffer is sized once per page for everything but text kept as
+ * bytes, which is checked per value. Null when a value is not one GraphQL serialises as it stands.
+ */
 function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
-  const outputs = fields.map((field) => OUTPUTS[field]);
-  // `{"field":` for the first key of a row, `,"field":` for the others.
-  const keys = fields.map((field, index) =>
-    Buffer.from(`${index === 0 ? "{" : ","}${JSON.stringify(field)}:`),
-  );
-  // Each column's kind, checked once: text as bytes, or values (and the text written for them).
-  const utf8 = columns.map((column) => ("utf8" in column ? column : null));
-  const valueColumns = columns.map((column) => ("utf8" in column ? null : column));
-  if (utf8.some((column, field) => column !== null && outputs[field] !== Output.Text)) return null;
-  const out = scratch;
-  out.length = 0;
-  out.byte(0x5b);
-  for (let row = 0; row < rowCount; row += 1) {
-    if (row > 0) out.byte(COMMA);
-    for (let field = 0; field < fields.length; field += 1) {
-      out.raw(keys[field]!);
-      const text = utf8[field];
-      if (text) {
-        const at = row * text.stride + text.offset;
-        out.utf8(text.utf8, text.starts[at]!, text.starts[at + 1]! - 1);
-        continue;
+  if (rowCount === 0) return Buffer.from("[]");
+  const writers: Writer[] = [];
+  const literals: (string | null)[] = [];
+  // The most bytes the page takes but for its text kept as bytes: numbers per row, text values.
+  let numberBytes = 0;
+  let textBytes = 0;
+  for (let field = 0; field < fields.length; field += 1) {
+    const column = columns[field]!;
+    const output = OUTPUTS[fields[field]!];
+    literals.push(null);
+    if ("utf8" in column) {
+      if (output !== Output.Text) return null;
+      writers.push(Writer.Utf8);
+    } else if (output === Output.Text) {
+      const { values } = column;
+      const first = values[0];
+      let same = true;
+      for (let row = 0; row < rowCount; row += 1) {
+        const value = values[row];
+        if (typeof value !== "string") return null;
+        same &&= value === first;
+        textBytes += value.length * 6 + 2;
       }
-      const column = valueColumns[field] as ValueColumn;
-      if (!writeValue(out, column.values[row]!, outputs[field]!, column.places)) return null;
+      if (same) literals[field] = first as string;
+      writers.push(Writer.Text);
+    } else {
+      writers.push(output === Output.Int ? Writer.Int : Writer.Float);
+      numberBytes += output === Output.Int ? INT_BYTES : FLOAT_BYTES;
     }
-    out.byte(0x7d);
   }
-  out.byte(0x5d);
-  return out.copyFrom(0);
+  const layout = rowLayout(fields, writers, literals);
+  const { dynamic, chunks, starts, between } = layout;
+  const literalBytes = starts[starts.length - 1]!;
+  reserveScratch(rowCount * (layout.rowBytes + numberBytes) + literalBytes + textBytes + WORD_SLACK, 0);
+  let bytes = scratch;
+  let view = scratchView;
+  // Per dynamic field: its writer and column, and its bytes' view when they are copied by words.
+  const kinds = layout.writers;
+  const texts = dynamic.map((field) => columns[field] as Utf8Column);
+  const values = dynamic.map((field) => (columns[field] as ValueColumn).values);
+  const places = dynamic.map((field) => (columns[field] as ValueColumn).places);
+  const wordViews = texts.map((column) =>
+    "utf8" in column && column.plain
+      ? new DataView(column.utf8.buffer, column.utf8.byteOffset, column.utf8.length)
+      : null,
+  );
+  const count = dynamic.length;
+  // Room the page takes but for its text kept as bytes, which is asked for as it is written.
+  let spare = bytes.length - (rowCount * (layout.rowBytes + numberBytes) + literalBytes + textBytes);
+  let at = 0;
+  for (let row = 0; row < rowCount; row += 1) {
+    const chunk = row === 0 ? 0 : between;
+    at = copyWords(view, at, chunks, starts[chunk]!, starts[chunk + 1]!);
+    for (let index = 0; index < count; index += 1) {
+      if (index > 0) at = copyWords(view, at, chunks, starts[index]!, starts[index + 1]!);
+      switch (kinds[index]) {
+        case Writer.Utf8: {
+          const column = texts[index]!;
+          const cell = row * column.stride + column.offset;
+          const start = column.starts[cell]!;
+          const end = column.starts[cell + 1]! - 1;
+          const source = wordViews[index] ?? null;
+          const plain = source !== null && end + 7 <= source.byteLength;
+          const room = plain ? end - start : (end - start) * 6;
+          if (room + WORD_SLACK > spare) {
+            reserveScratch(bytes.length + room + WORD_SLACK, at);
+            spare += scratch.length - bytes.length;
+            bytes = scratch;
+            view = scratchView;
+          }
+          spare -= room;
+          at = plain
+            ? copyWords(view, at, source, start, end)
+            : escapedUtf8(bytes, at, column.utf8, start, end);
+          break;
+        }
+        case Writer.Text:
+          at = jsonString(bytes, at, values[index]![row] as string);
+          break;
+        case Writer.Int: {
+          const value = values[index]![row];
+          if (typeof value !== "number" || !Number.isInteger(value) || value < MIN_INT || value > MAX_INT)
+            return null;
+          at = decimalDigits(bytes, at, value, 0);
+          break;
+        }
+        default: {
+          const value = values[index]![row];
+          if (typeof value !== "number") return null;
+          const decimals = places[index]!;
+          if (Number.isInteger(value) && Math.abs(value) < DECIMAL_LIMIT && decimals <= MAX_DECIMAL_PLACES) {
+            at = decimalDigits(bytes, at, value, decimals);
+            break;
+          }
+          const number = decimals === 0 ? value : value / 10 ** decimals;
+          if (!Number.isFinite(number)) return null;
+          at = asciiText(bytes, at, String(number));
+        }
+      }
+    }
+  }
+  const close = layout.close;
+  at = copyWords(view, at, chunks, starts[close]!, starts[close + 1]!);
+  return Buffer.from(bytes.subarray(0, at));
 }
 
 /**

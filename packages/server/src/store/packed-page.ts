@@ -1,10 +1,12 @@
 /**
  * A packed records page (query-planner.ts `PlannedPackedPage`) read from its UTF-8 bytes into
- * columns, cut into pages as it is read: one pass over the bytes, numbers read from their digits,
- * text either kept as its bytes (a `Utf8Column`: the GraphQL layer copies them into the response)
- * or, for the few columns read as text on the way (a day, a source currency), made into a string
- * only when it differs from the value above it in its column (they repeat from row to row), so
- * that neither the whole text nor a string per value is made.
+ * columns, cut into pages as it is read: one pass over each page's bytes finds where every value
+ * starts, four bytes at a time, and notes whether any byte is one JSON escapes; then each column is
+ * read on its own (one kind of value a loop): numbers from their digits, text either kept as the
+ * page's bytes (a `Utf8Column`: the GraphQL layer copies them into the response, as they are when
+ * the page is `plain`) or, for the few columns read as text on the way (a day, a source currency),
+ * made into a string only when it differs from the value above it in its column (they repeat from
+ * row to row), so that neither the whole text nor a string per value is made.
  */
 import { PACKED_ESCAPE, PACKED_VALUE_SEPARATOR } from "./query-planner.js";
 import type { Utf8Column } from "./store.js";
@@ -52,62 +54,166 @@ export function packedPages(
     : layout.kinds;
   const width = kinds.length;
   const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const byteCount = source.length;
   const pages: PackedColumns[] = [];
-  // Per column, the last text made and where its bytes stand, to reuse it for the same bytes.
-  const lastText = new Array<string>(width).fill("");
-  const lastStart = new Int32Array(width).fill(-1);
-  const lastEnd = new Int32Array(width).fill(-1);
-  const utf8Columns = kinds.flatMap((kind, column) => (kind === PackedKind.Utf8 ? [column] : []));
+  // Per text column, the last text made and where its bytes stand, to reuse it for the same bytes,
+  // and the short texts made so far, by their bytes.
+  const lastTexts = kinds.map((): TextMemory => ({ text: "", start: -1, end: -1, short: new Map() }));
+  const keepsBytes = kinds.includes(PackedKind.Utf8);
   let at = 0;
   for (let first = 0; first < rowCount; first += pageSize) {
     const rows = Math.min(pageSize, rowCount - first);
-    const columns: PackedValue[][] = kinds.map((kind) => (kind === PackedKind.Utf8 ? [] : new Array(rows)));
+    const cells = rows * width;
     // Where each value of the page starts in its bytes, and one past the last (`Utf8Column`).
-    const starts = utf8Columns.length > 0 ? new Int32Array(rows * width + 1) : null;
+    const starts = new Int32Array(cells + 1);
     const pageStart = at;
-    for (let row = 0; row < rows; row += 1) {
-      for (let column = 0; column < width; column += 1) {
-        if (at > source.length) return null;
-        const start = at;
-        let end = start;
-        while (end < source.length && source[end] !== SEPARATOR) end += 1;
-        at = end + 1;
-        if (starts !== null) starts[row * width + column] = start - pageStart;
-        const kind = kinds[column]!;
-        if (kind === PackedKind.Utf8) continue;
-        if (kind === PackedKind.Number) {
-          columns[column]![row] = wholeNumber(source, start, end);
-          continue;
-        }
-        const length = end - start;
-        const last = lastStart[column]!;
-        let same = length === lastEnd[column]! - last;
-        for (let index = 0; same && index < length; index += 1)
-          same = source[start + index] === source[last + index];
-        if (!same) {
-          let ascii = true;
-          for (let index = start; index < end && ascii; index += 1) ascii = source[index]! < 0x80;
-          lastText[column] = source.toString(ascii ? "latin1" : "utf8", start, end);
-          lastStart[column] = start;
-          lastEnd[column] = end;
-        }
-        columns[column]![row] = lastText[column]!;
+    let plain = true;
+    for (let cell = 0; cell < cells; cell += 1) {
+      if (at > byteCount) return null;
+      starts[cell] = at - pageStart;
+      let end = at;
+      // The next separator, four bytes at a time, noting any other byte JSON escapes.
+      for (;;) {
+        if (end + 4 <= byteCount) {
+          const flags = specialBytes(words.getInt32(end, true));
+          if (flags === 0) {
+            end += 4;
+            continue;
+          }
+          end += (31 - Math.clz32(flags & -flags)) >> 3;
+        } else while (end < byteCount && !specialByte(source[end]!)) end += 1;
+        if (end >= byteCount || source[end] === SEPARATOR) break;
+        plain = false;
+        end += 1;
       }
+      at = end + 1;
     }
-    const page: PackedColumns = columns;
-    if (starts !== null) {
-      if (at > source.length + 1) return null;
-      starts[rows * width] = at - pageStart;
-      // The page's own bytes: a cached page holds no other page's.
-      const utf8 = new Uint8Array(source.subarray(pageStart, Math.max(pageStart, at - 1)));
-      for (const column of utf8Columns) page[column] = { utf8, starts, stride: width, offset: column };
-    }
+    starts[cells] = at - pageStart;
+    // A view of the read's bytes, not a copy: the pages of one read are read ahead together and
+    // cached together, and copying each page's bytes out cost a memory copy and an allocation the
+    // garbage collector counts per page (external memory is what triggers its full collections).
+    const utf8 = keepsBytes
+      ? new Uint8Array(bytes.buffer, bytes.byteOffset + pageStart, Math.max(0, at - 1 - pageStart))
+      : null;
+    const page: PackedColumns = kinds.map((kind, column) => {
+      const values = { source, pageStart, starts, width, rows, column };
+      if (kind === PackedKind.Number) return wholeNumbers(values);
+      if (kind === PackedKind.Text) return texts(values, lastTexts[column]!);
+      return { utf8: utf8!, starts, stride: width, offset: column, plain };
+    });
     pages.push(page);
   }
-  if (at !== source.length + 1 && rowCount > 0) return null;
+  if (at !== byteCount + 1 && rowCount > 0) return null;
   if (escaped)
     for (const page of pages) for (const column of page) if (Array.isArray(column)) unescapeColumn(column);
   return pages;
+}
+
+/** One column's values in a page of a packed read: `starts` as `Utf8Column` has them. */
+interface PageValues {
+  source: Buffer;
+  /** Where the page's bytes start in `source`. */
+  pageStart: number;
+  starts: Int32Array;
+  width: number;
+  rows: number;
+  column: number;
+}
+
+/** A numeric column's values (`wholeNumber`). */
+function wholeNumbers({ source, pageStart, starts, width, rows, column }: PageValues): PackedValue[] {
+  const values = new Array<PackedValue>(rows);
+  for (let row = 0, cell = column; row < rows; row += 1, cell += width)
+    values[row] = wholeNumber(source, pageStart + starts[cell]!, pageStart + starts[cell + 1]! - 1);
+  return values;
+}
+
+/** A text column's strings made so far (`texts`), kept from page to page of a read. */
+interface TextMemory {
+  /** The last text made, and where its bytes stand. */
+  text: string;
+  start: number;
+  end: number;
+  /** Texts of at most `SHORT_TEXT` bytes (a currency, a market), by `shortKey`. */
+  short: Map<number, string>;
+}
+
+/** The longest text `TextMemory.short` keeps: its bytes and length make an exact double. */
+const SHORT_TEXT = 6;
+
+/** `source[start, end)` (at most `SHORT_TEXT` bytes) as one number: its length, then its bytes. */
+function shortKey(source: Buffer, start: number, end: number): number {
+  let key = end - start;
+  for (let index = start; index < end; index += 1) key = key * 256 + source[index]!;
+  return key;
+}
+
+/** `source[start, end)` as a string. */
+function textOf(source: Buffer, start: number, end: number): string {
+  let ascii = true;
+  for (let index = start; index < end && ascii; index += 1) ascii = source[index]! < 0x80;
+  return source.toString(ascii ? "latin1" : "utf8", start, end);
+}
+
+/**
+ * A text column's values as strings, each made only when its bytes differ from the last one made
+ * for the column (they repeat from row to row), or, when short, the first time its bytes come
+ * (a source currency changes from row to row among a few): `memory` is kept from page to page.
+ */
+function texts(
+  { source, pageStart, starts, width, rows, column }: PageValues,
+  memory: TextMemory,
+): PackedValue[] {
+  const values = new Array<PackedValue>(rows);
+  for (let row = 0, cell = column; row < rows; row += 1, cell += width) {
+    const start = pageStart + starts[cell]!;
+    const end = pageStart + starts[cell + 1]! - 1;
+    const length = end - start;
+    let same = length === memory.end - memory.start;
+    for (let index = 0; same && index < length; index += 1)
+      same = source[start + index] === source[memory.start + index];
+    if (!same) {
+      if (length <= SHORT_TEXT) {
+        const key = shortKey(source, start, end);
+        let text = memory.short.get(key);
+        if (text === undefined) {
+          text = textOf(source, start, end);
+          memory.short.set(key, text);
+        }
+        memory.text = text;
+      } else memory.text = textOf(source, start, end);
+      memory.start = start;
+      memory.end = end;
+    }
+    values[row] = memory.text;
+  }
+  return values;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether `byte` is a separator (a control character), or a byte JSON escapes (`"`, `\\`, another
+ * control character).
+ */
+function specialByte(byte: number): boolean {
+  return byte < 0x20 || byte === QUOTE || byte === BACKSLASH;
+}
+
+/**
+ * The high bit of each byte of `word` (four bytes, the first lowest) that `specialByte` may hold:
+ * exact for the lowest byte flagged (a borrow flags only bytes above a flagged one), which is the
+ * one the scan reads. Bytes from 0x80 (UTF-8's multi-byte characters) are never flagged.
+ */
+function specialBytes(word: number): number {
+  const quotes = word ^ 0x22222222;
+  const backslashes = word ^ 0x5c5c5c5c;
+  const controls = (word - 0x20202020) & ~word;
+  return (
+    (controls | ((quotes - 0x01010101) & ~quotes) | ((backslashes - 0x01010101) & ~backslashes)) & 0x80808080
+  );
 }
 
 /**

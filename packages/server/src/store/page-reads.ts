@@ -32,6 +32,7 @@ import {
   type RecordsPage,
   type RecordValue,
   textValue,
+  type Utf8Column,
 } from "./store.js";
 import {
   type DayCount,
@@ -225,8 +226,7 @@ function recordColumns(
 ): RecordColumn[] {
   const rowCount = rowsOfPage(columns, plan);
   return query.fields.map((field) => {
-    if (field === "currency")
-      return { values: new Array<RecordValue>(rowCount).fill(query.currency), places: 0 };
+    if (field === "currency") return { values: sameValues(query.currency, rowCount), places: 0 };
     const column = columns[plan.fields.indexOf(field)]!;
     if (!Array.isArray(column)) return column;
     const values: RecordValue[] = column;
@@ -245,10 +245,39 @@ function recordColumns(
           values[row] = money?.convertMinor(values[row], sources[row] as string, days[row] as string) ?? null;
         return { values, places: money?.minorUnits ?? 0 };
       }
+      case "date":
+        return pageText(columns, plan.fields.indexOf(field)) ?? { values, places: 0 };
       default:
         return { values, places: 0 };
     }
   });
+}
+
+/** `sameValues`' arrays, by value and length: a page never changes its columns, so pages share them. */
+const sameValueArrays = new Map<string, readonly RecordValue[]>();
+/** Arrays `sameValues` keeps at most (a currency and page size each). */
+const MAX_SAME_VALUE_ARRAYS = 64;
+
+/** `count` times `value`, one array for every page of that length (a page's `currency` column). */
+function sameValues(value: string, count: number): readonly RecordValue[] {
+  const key = `${count} ${value}`;
+  let values = sameValueArrays.get(key);
+  if (values === undefined) {
+    if (sameValueArrays.size >= MAX_SAME_VALUE_ARRAYS) sameValueArrays.clear();
+    values = new Array<RecordValue>(count).fill(value);
+    sameValueArrays.set(key, values);
+  }
+  return values;
+}
+
+/**
+ * Column `column` of a packed page as text kept as the page's bytes (`Utf8Column`), when the page
+ * keeps them: written as bytes, not from the strings read for money and boundaries.
+ */
+function pageText(columns: PackedColumns, column: number): Utf8Column | null {
+  const kept = columns.find((candidate) => !Array.isArray(candidate));
+  if (kept === undefined || Array.isArray(kept)) return null;
+  return { utf8: kept.utf8, starts: kept.starts, stride: kept.stride, offset: column, plain: kept.plain };
 }
 
 /** What a walk knows before its first page: the count with its missing-rate verdict, rows per day. */

@@ -148,6 +148,11 @@ export interface Utf8Column {
   readonly starts: Int32Array;
   readonly stride: number;
   readonly offset: number;
+  /**
+   * Whether no byte of `utf8` but the separators is a `"`, a `\\` or a control character: none
+   * of its values holds a character JSON escapes, so their bytes are their JSON as they are.
+   */
+  readonly plain: boolean;
 }
 
 /** A records page's column: values, or text as UTF-8 bytes. */

@@ -53,6 +53,14 @@ const APPEND_FLUSH_ROWS = 100_000;
  */
 export const LOAD_MEMORY_MB = 128;
 
+/**
+ * DuckDB's memory limit, in MB, at the least, while rows appended from JavaScript load (`mdq demo`,
+ * the admin API's row loads): their staging table is sorted into `records` in one statement, which
+ * for the demo's largest brand (11 M rows at `--scale 600`) ran out of memory under 128 MB. A
+ * store limit above it (or DuckDB's own default) is kept.
+ */
+export const APPEND_MEMORY_MB = 192;
+
 /** DuckDB's settings, as SET takes them; global to the database, never per connection. */
 type Settings = Record<"threads" | "memory_limit", string>;
 
@@ -97,7 +105,11 @@ export async function openDuckDbStore(
     threads: String(availableParallelism()),
     memory_limit: `${memoryMb > 0 ? Math.min(memoryMb, LOAD_MEMORY_MB) : LOAD_MEMORY_MB}MB`,
   };
-  return new DuckDbStore(instance, writer, readers, { served: served!, loading });
+  const appending: Settings = {
+    threads: served!.threads,
+    memory_limit: memoryMb > 0 && memoryMb < APPEND_MEMORY_MB ? `${APPEND_MEMORY_MB}MB` : served!.memory_limit,
+  };
+  return new DuckDbStore(instance, writer, readers, { served: served!, loading, appending });
 }
 
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
@@ -116,7 +128,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     private readonly readers: ConnectionPool,
-    private readonly settings: { served: Settings; loading: Settings },
+    private readonly settings: { served: Settings; loading: Settings; appending: Settings },
   ) {
     super();
   }
@@ -314,13 +326,13 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
     origin: LoadOrigin = defaultOrigin(),
   ): Promise<LoadSummary> {
-    // Rows appended from JavaScript (`mdq demo`, the API) keep the served settings: under the
-    // load's settings the demo's brands (up to 11 M rows) ran out of memory (`mdq demo --scale 600`).
-    const served = this.settings.served;
+    // Rows appended from JavaScript (`mdq demo`, the API) load on the served threads under
+    // `APPEND_MEMORY_MB`: under the load's settings the demo's brands (up to 11 M rows) ran out of
+    // memory (`mdq demo --scale 600`).
     return this.replaceStaged(
       brandId,
       origin,
-      { sorted: false, settings: served },
+      { sorted: false, settings: this.settings.appending },
       async (connection, staging) => {
         await connection.run(
           `CREATE TEMP TABLE ${staging} AS SELECT ${STAGING_COLUMNS.join(", ")} FROM records LIMIT 0`,
