@@ -60,11 +60,6 @@ export interface SnapshotReader {
   /** Runs a planned statement. */
   run(statement: PlannedSql): Promise<ResultTable>;
   /**
-   * Runs a planned packed page (`planPackedRecordsPage`), its text handed as UTF-8 bytes, where
-   * `run` would hand it decoded into a string (PostgreSQL's driver); without it, `run`.
-   */
-  readPacked?(statement: PlannedPackedPage): Promise<ResultTable>;
-  /**
    * The data generation this snapshot reads, or null when that is not known for sure (a write
    * raced its start): then nothing is reused from, or remembered for, other pages.
    */
@@ -130,13 +125,12 @@ export async function readRecordsPages(
   const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
   const after = walk?.boundaries.get(page - 1) ?? null;
   const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
-  const read = (planned: PlannedPackedPage) => reader.readPacked?.(planned) ?? reader.run(planned);
   let plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
-  let packed = unpacked(await read(plan), plan, pageSize, false);
+  let packed = unpacked(await reader.run(plan), plan, pageSize, false);
   if (packed === null) {
     // A text value holds the separator (no load stores one): the same page, its text escaped.
     plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows }, true);
-    packed = unpacked(await read(plan), plan, pageSize, true);
+    packed = unpacked(await reader.run(plan), plan, pageSize, true);
     if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
   }
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");

@@ -13,7 +13,6 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import Cursor from "pg-cursor";
-import { withLiterals } from "../postgres/copy-binary.js";
 import { storeError } from "../postgres/postgres-errors.js";
 import { UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
@@ -31,6 +30,17 @@ const CURSOR_ROWS = 8192;
  * that no line holds or is (loads refuse control characters, and JSON escapes them).
  */
 const LINES = "FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02', NULL E'\\x03'";
+
+/**
+ * A planned statement with its parameters written in as literals: `COPY` takes no parameters.
+ * Each value is quoted by node-postgres's `escapeLiteral` (strings) or is a number the planner bound.
+ */
+function withLiterals(client: PoolClient, statement: PlannedSql): string {
+  return statement.sql.replace(/\$(\d+)/g, (_, position: string) => {
+    const value = statement.params[Number(position) - 1]!;
+    return typeof value === "string" ? client.escapeLiteral(value) : String(value);
+  });
+}
 
 /** Opens a PostgreSQL export snapshot on a connection of `pool`. */
 export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnapshot> {

@@ -28,7 +28,6 @@ import type {
   StoredRecordsFile,
 } from "../store.js";
 import { SchemaVersionError } from "../store-errors.js";
-import { binaryCopyRows } from "./copy-binary.js";
 import { copyRecords, copyRecordsFile } from "./copy-records.js";
 import { LATEST_SCHEMA_VERSION, schemaVersion } from "./migrations.js";
 import { storeError } from "./postgres-errors.js";
@@ -394,18 +393,6 @@ export function snapshotReader(client: PoolClient): SnapshotReader {
         rowMode: "array",
       });
       return { rowCount: rows.length, value: (row, column) => rows[row]?.[column] };
-    },
-    // Through a binary COPY (copy-binary.ts): the packed text as its bytes, the count an int8.
-    async readPacked(statement) {
-      const rows = await binaryCopyRows(client, statement);
-      return {
-        rowCount: rows.length,
-        value: (row, column) => {
-          const bytes = rows[row]?.[column];
-          if (column !== 0 || !bytes) return bytes;
-          return Number(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).readBigInt64BE(0));
-        },
-      };
     },
   };
 }
