@@ -52,7 +52,13 @@ describe("PostgreSQL store", () => {
   it("applies each migration exactly once, also when several instances migrate at once", async () => {
     const results = await Promise.all([1, 2, 3].map(() => migrateDatabase(workspace.database.url)));
     const names = MIGRATIONS.map(migrationId);
-    assert.deepEqual(names, ["1_initial_schema", "2_data_versions", "3_record_rollup", "4_brand_versions"]);
+    assert.deepEqual(names, [
+      "1_initial_schema",
+      "2_data_versions",
+      "3_record_rollup",
+      "4_brand_versions",
+      "5_records_walk_order",
+    ]);
     assert.deepEqual(
       results.map((result) => result.current),
       [LATEST_SCHEMA_VERSION, LATEST_SCHEMA_VERSION, LATEST_SCHEMA_VERSION],

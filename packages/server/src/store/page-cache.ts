@@ -10,9 +10,9 @@
  *
  * Daily-sync traffic asks for each page about once, so the cache mostly serves retries, resumed
  * walks and many apps of one brand reading the same days; bench/README.md reports MDQ with and
- * without it. What it does for a first-time walk is read-ahead: a records page it does not hold,
- * page 1 or the page after one it holds, is read with the pages after it, up to `READ_AHEAD_ROWS`
- * rows, in one statement (any sort), and those pages are filed here (and awaited by requests that
+ * without it. What it does for a first-time walk is read-ahead: a records page it does not hold
+ * but whose previous page it holds is read with the pages after it, up to `READ_AHEAD_ROWS` rows,
+ * in one statement (any sort), and those pages are filed here (and awaited by requests that
  * arrive meanwhile).
  */
 import { LRUCache } from "lru-cache";
@@ -92,15 +92,19 @@ export class PageCache extends StoreDecorator {
   /**
    * Reads the page of `query` with the pages after it (`READ_AHEAD_ROWS`), each filed under its
    * own key once read, and awaited meanwhile by the requests asking for it. Only a walk reads
-   * ahead: page 1, or the page after one this cache holds. A page asked out of order (a dashboard
-   * jumping to page 20) is read alone: reading ahead there would sort and pack ten times the rows
-   * for pages nobody may ask (measured: a page 20 by CLICKS at scale 600, 2.2× the engine's SQL
-   * with read-ahead).
+   * ahead: the page after one this cache holds. Page 1 is read alone: it is the first answer a
+   * dashboard or a sync waits for, and a dashboard may never ask page 2 (read with page 2, the
+   * first 5000-row page read, sorted and packed twice its rows: 2.0× the engine's SQL on
+   * PostgreSQL at scale 150, bench/README.md); a walk's second page then reads ahead, so a walk
+   * takes as many statements as before, or one more. A page asked out of order (a dashboard
+   * jumping to page 20) is read alone too: reading ahead there would sort and pack ten times the
+   * rows for pages nobody may ask (measured: a page 20 by CLICKS at scale 600, 2.2× the engine's
+   * SQL with read-ahead).
    */
   private async readAhead(generation: string, query: RecordsQuery): Promise<RecordsPage> {
     const { pages, recordsInFlight } = this;
     const previous = { ...query, page: { ...query.page, page: query.page.page - 1 } };
-    const walking = query.page.page === 1 || pages.has(keyOf(generation, "records", previous));
+    const walking = query.page.page > 1 && pages.has(keyOf(generation, "records", previous));
     const ahead = walking ? Math.max(1, Math.floor(READ_AHEAD_ROWS / query.page.pageSize)) : 1;
     const batch = super.queryRecords(query, ahead);
     let asked: Promise<RecordsPage | null> = batch.then((list) => list[0] ?? null);

@@ -402,7 +402,7 @@ export function planPackedRecordsPage(
   );
   return {
     sql: `WITH ${page.ctes} SELECT count(*) AS n,
-      ${dialect.utf8(`string_agg(concat_ws(chr(1), ${values.join(", ")}), chr(1) ORDER BY ${page.orderBy})`)} AS packed FROM page r`,
+      ${dialect.utf8(dialect.aggregateInOrder(`concat_ws(chr(1), ${values.join(", ")})`, "chr(1)", page.orderBy))} AS packed FROM page r`,
     params: page.statement.params,
     ...page.layout,
   };

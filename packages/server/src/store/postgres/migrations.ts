@@ -217,12 +217,30 @@ ${ROLLUP_TABLE_POSTGRES};
 ${ROLLUP_BACKFILL};
 `;
 
+/**
+ * `records_brand_date` in the default sort's order, (brand, date DESC, record id): read backward,
+ * (brand, date, record id) handed each day's records in descending id order, so every page of a
+ * `DATE_DAY DESC` walk sorted its days again and read its last day whole to cut it; now a page
+ * is the index's next rows. Ascending reads (the export, `DATE_DAY ASC`) sort each day instead,
+ * 2 % of an export's statement, which converts every row's money. Measured at scale 150
+ * (2026-11-26, busy 2-core machine): the 8-client cold walk's PostgreSQL CPU 2.5–2.8 → 1.9–2.0 µs
+ * a row. The new index is built before the old one is dropped, so reads wait only for the drop,
+ * not for the build (16 s at scale 150).
+ */
+const RECORDS_WALK_ORDER = `
+CREATE INDEX records_brand_date_walk ON records (brand_id, date DESC, record_id)
+  INCLUDE (market, data_source, channel, campaign_id, currency);
+DROP INDEX records_brand_date;
+ALTER INDEX records_brand_date_walk RENAME TO records_brand_date;
+`;
+
 /** Every migration, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial_schema", sql: INITIAL_SCHEMA },
   { version: 2, name: "data_versions", sql: DATA_VERSIONS },
   { version: 3, name: "record_rollup", sql: RECORD_ROLLUP },
   { version: 4, name: "brand_versions", sql: BRAND_VERSIONS },
+  { version: 5, name: "records_walk_order", sql: RECORDS_WALK_ORDER },
 ];
 
 /** How a migration is named in reports: `1_initial_schema`. */
