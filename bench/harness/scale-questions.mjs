@@ -11,6 +11,17 @@ const METRICS = ["IMPRESSIONS", "CLICKS", "SPEND", "CONVERSIONS", "REVENUE"];
 /** Days of a `marketingDataChanges` range (its maximum). */
 export const CHANGES_DAYS = 366;
 
+/**
+ * Timed asks of a summary question (readiness, changes, myAccess) per rep: their answers take a
+ * few milliseconds, where a median of three landed on either side of "≤ 1.2× scale 1" from run to
+ * run; more asks of fresh variants give the comparison a steadier median for milliseconds more.
+ */
+export const SUMMARY_ASKS_PER_REP = 5;
+
+/** How many timed asks `question` gets at `reps` a question. */
+export const timedAsks = (question, reps) =>
+  question.kind === "summary" ? reps * SUMMARY_ASKS_PER_REP : reps;
+
 /** Rows per page of the walk questions. */
 export const WALK_PAGE_SIZE = 5000;
 
