@@ -219,6 +219,41 @@ describe("readRecordsFile", () => {
       );
     });
 
+    it("reads counts and amounts of every numeric Parquet type that holds them, up to their bounds", async () => {
+      // The fast path reads these as numbers (record-stagers.ts `typedNumberColumns`); `readAll`
+      // checks that it stages exactly the rows of the exact read, which reads them as text.
+      const path = join(fixtures.dir, "typed-bounds.parquet");
+      await fixtures.duckdb(`COPY (SELECT 'r-' || i AS record_id, DATE '2026-03-01' AS date, 'GB' AS market,
+          'google_ads' AS data_source, 'search' AS channel, 'c-' || i AS campaign_id, 'n' AS campaign_name,
+          CAST(CASE WHEN i = 1 THEN 2147483647 ELSE i END AS INTEGER) AS impressions,
+          CAST(i - 1 AS UTINYINT) AS clicks,
+          CAST(CASE WHEN i = 1 THEN 100000000000000 ELSE 0.0001 * i END AS DECIMAL(19, 4)) AS spend,
+          CAST(CASE WHEN i = 1 THEN 100000000000000 ELSE i END AS HUGEINT) AS conversions,
+          CAST(12.5 * i AS DECIMAL(9, 1)) AS revenue, 'EUR' AS currency
+        FROM range(1, 4) t(i)) TO '${path}' (FORMAT parquet)`);
+      const { records } = await fixtures.readAll(path);
+      assert.deepEqual(
+        records.map(({ impressions, clicks, spendE4, conversionsE4, revenueE4 }) => ({
+          impressions,
+          clicks,
+          spendE4,
+          conversionsE4,
+          revenueE4,
+        })),
+        [
+          {
+            impressions: 2147483647,
+            clicks: 0,
+            spendE4: 1_000_000_000_000_000_000n,
+            conversionsE4: 1_000_000_000_000_000_000n,
+            revenueE4: 125000n,
+          },
+          { impressions: 2, clicks: 1, spendE4: 2n, conversionsE4: 20000n, revenueE4: 250000n },
+          { impressions: 3, clicks: 2, spendE4: 3n, conversionsE4: 30000n, revenueE4: 375000n },
+        ],
+      );
+    });
+
     it("reads NDJSON written by DuckDB itself", async () => {
       const path = join(fixtures.dir, "duckdb.ndjson");
       await fixtures.duckdb(`COPY (SELECT 'r-1' AS record_id, DATE '2026-03-01' AS date, 'GB' AS market,

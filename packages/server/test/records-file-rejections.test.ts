@@ -405,6 +405,45 @@ describe("readRecordsFile", () => {
       );
     });
 
+    it("refuses counts and amounts of numeric Parquet types past the rules' bounds, by row", async () => {
+      // Read as numbers by the fast path (record-stagers.ts `typedNumberColumns`), as text by the
+      // exact read: `rejection` checks that both refuse each file, whose row 2 alone is bad.
+      const good = {
+        impressions: "CAST(1 AS INTEGER)",
+        clicks: "CAST(2147483647 AS BIGINT)",
+        spend: "CAST(0.01 AS DECIMAL(18, 2))",
+        conversions: "CAST(100000000000000 AS DECIMAL(19, 4))",
+        revenue: "CAST(0 AS BIGINT)",
+      };
+      const cases: [keyof typeof good, string, string][] = [
+        ["impressions", "CAST(-1 AS INTEGER)", '"-1" is negative'],
+        ["clicks", "CAST(2147483648 AS BIGINT)", '"2147483648" is greater than 2147483647'],
+        ["spend", "CAST(-0.01 AS DECIMAL(18, 2))", '"-0.01" is negative'],
+        [
+          "conversions",
+          "CAST(100000000000000.0001 AS DECIMAL(19, 4))",
+          '"100000000000000.0001" is greater than 100000000000000 (10^14)',
+        ],
+        [
+          "revenue",
+          "CAST(100000000000001 AS BIGINT)",
+          '"100000000000001" is greater than 100000000000000 (10^14)',
+        ],
+      ];
+      for (const [column, bad, message] of cases) {
+        const path = join(fixtures.dir, `typed-${column}.parquet`);
+        const values = Object.entries(good).map(
+          ([name, value]) =>
+            `${name === column ? `CASE WHEN i = 2 THEN ${bad} ELSE ${value} END` : value} AS ${name}`,
+        );
+        await fixtures.duckdb(`COPY (SELECT 'r-' || i AS record_id, DATE '2026-03-01' AS date, 'GB' AS market,
+            'google_ads' AS data_source, 'search' AS channel, 'c-' || i AS campaign_id, 'n' AS campaign_name,
+            ${values.join(", ")}, 'EUR' AS currency
+          FROM range(1, 4) t(i) ORDER BY i) TO '${path}' (FORMAT parquet)`);
+        assert.deepEqual((await fixtures.rejection(path)).errors, [{ line: 2, column, message }], column);
+      }
+    });
+
     it("names missing Parquet columns and rejects a file that is not Parquet", async () => {
       const path = join(fixtures.dir, "narrow.parquet");
       await fixtures.duckdb(`COPY (SELECT 'GB' AS market) TO '${path}' (FORMAT parquet)`);

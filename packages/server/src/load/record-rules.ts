@@ -143,6 +143,19 @@ export const COLUMN_RULES: Record<RecordColumn, Rule[]> = {
 /** The columns holding decimal amounts. */
 export const AMOUNT_COLUMNS = new Set<RecordColumn>(["spend", "conversions", "revenue"]);
 
+/** The columns holding whole counts. */
+export const COUNT_COLUMNS = new Set<RecordColumn>(["impressions", "clicks"]);
+
+/**
+ * The SQL flag of a bad value `x` of a count or amount column read with a numeric type that holds
+ * it exactly (`typedNumberColumns`): the bounds its text rules check, as numbers. A value of such
+ * a type is a whole number (counts) or has at most 4 decimals (amounts) by its type, so the
+ * bounds are all that is left of the rules.
+ */
+export function typedNumberBad(column: RecordColumn, x: string): string {
+  return `${x} < 0 OR ${x} > ${COUNT_COLUMNS.has(column) ? MAX_COUNT : MAX_AMOUNT}`;
+}
+
 /** Amounts read from binary floating point (JSON numbers, Parquet DOUBLE) must fit in 15 digits. */
 export const floatPrecisionRule = (isFloat: string): SqlRule => ({
   kind: "sql",

@@ -17,7 +17,10 @@ import {
   sqlString,
 } from "./file-staging.js";
 import { type LoadPosition, type LoadProblem, RecordsFileError } from "./load-errors.js";
-import { AMOUNT_COLUMNS, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
+import { AMOUNT_COLUMNS, COUNT_COLUMNS, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
+
+/** How a count or amount column of a Parquet file is typed, when its type holds it exactly. */
+export type NumberType = "integer" | "decimal";
 
 /** File formats `mdq load` reads. */
 export type RecordsFileFormat = LoadFormat;
@@ -188,6 +191,8 @@ export async function parquetColumns(
   columns: Map<RecordColumn, string>;
   select: string[];
   floatSources: Partial<Record<RecordColumn, string>>;
+  /** The count and amount columns whose Parquet type holds their values exactly (`typedNumberColumns`). */
+  typed: Map<RecordColumn, NumberType>;
 }> {
   const fileColumns = await describeColumns(connection, "SELECT * FROM read_parquet($1)", [path]);
   const resolved = resolveColumns(
@@ -205,7 +210,37 @@ export async function parquetColumns(
     }
     return `CAST(${field} AS VARCHAR) AS ${column}`;
   });
-  return { columns: resolved.columns, select, floatSources };
+  return {
+    columns: resolved.columns,
+    select,
+    floatSources,
+    typed: typedNumberColumns(resolved.columns, types),
+  };
+}
+
+/** Parquet's integer types, as DuckDB names them. */
+const INTEGER_TYPE = /^U?(TINYINT|SMALLINT|INTEGER|BIGINT)$|^HUGEINT$/;
+/** A DECIMAL of at most 4 decimals: its values are amounts as the rules take them. */
+const AMOUNT_DECIMAL_TYPE = /^DECIMAL\(\d+,\s*[0-4]\)$/;
+
+/**
+ * The count and amount columns whose Parquet type holds every value the rules accept, exactly:
+ * integers for counts, integers and DECIMALs of at most 4 decimals for amounts. The fast path
+ * reads them as numbers (record-staging.ts): their text, checked digit by digit, cost more than
+ * the rest of the read (issue 19). Other types (DOUBLE, text, wider DECIMALs) are read as text.
+ */
+function typedNumberColumns(
+  columns: Map<RecordColumn, string>,
+  types: Map<string, string>,
+): Map<RecordColumn, NumberType> {
+  const typed = new Map<RecordColumn, NumberType>();
+  for (const [column, field] of columns) {
+    const type = types.get(field) ?? "";
+    if ((COUNT_COLUMNS.has(column) || AMOUNT_COLUMNS.has(column)) && INTEGER_TYPE.test(type))
+      typed.set(column, "integer");
+    else if (AMOUNT_COLUMNS.has(column) && AMOUNT_DECIMAL_TYPE.test(type)) typed.set(column, "decimal");
+  }
+  return typed;
 }
 
 function describeKey(column: RecordColumn, key: string): string {

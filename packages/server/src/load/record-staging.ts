@@ -16,8 +16,14 @@ import { STAGING_COLUMNS } from "../store/record-replace.js";
 import { csvFieldColumn, quoteIdentifier, sqlString } from "./file-staging.js";
 import { RecordsFileError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
-import { COLUMN_RULES, floatPrecisionRule, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
-import { csvColumns, ndjsonColumns, parquetColumns } from "./record-stagers.js";
+import {
+  COLUMN_RULES,
+  floatPrecisionRule,
+  RECORD_COLUMNS,
+  type RecordColumn,
+  typedNumberBad,
+} from "./record-rules.js";
+import { csvColumns, type NumberType, ndjsonColumns, parquetColumns } from "./record-stagers.js";
 import { recordIdOf, storedColumns } from "./records-reader.js";
 
 /** The fast check found a problem (or could not read the file): the file must be diagnosed. */
@@ -45,6 +51,8 @@ interface FileSource {
   /** Where record ids come from: a column of the file, the natural key, or per row (NDJSON keys). */
   recordId: "file" | "derived" | "per-row";
   floatSources: Partial<Record<RecordColumn, string>>;
+  /** Counts and amounts selected with their own numeric type, not as text (Parquet). */
+  typed: ReadonlyMap<RecordColumn, NumberType>;
 }
 
 /** The columns whose vocabulary is checked in TypeScript, over their distinct values. */
@@ -80,7 +88,7 @@ export async function stageRecords(
   try {
     await connection.run(
       `CREATE TEMP TABLE ${staging} AS
-        SELECT ${storedColumns(recordId, "TRY_CAST")}, ${badRow(source)} AS bad${given}
+        SELECT ${storedColumns(recordId, "TRY_CAST", source.typed)}, ${badRow(source)} AS bad${given}
         FROM (SELECT ${source.select.join(", ")} FROM ${source.from})`,
       [request.path],
     );
@@ -145,6 +153,7 @@ function badRow(source: FileSource): string {
   const terms = RECORD_COLUMNS.filter(
     (column) => column !== "record_id" || source.recordId === "file",
   ).flatMap((column) => {
+    if (source.typed.has(column)) return [`${column} IS NULL`, typedNumberBad(column, column)];
     const floatSource = source.floatSources[column];
     const rules = floatSource
       ? [...COLUMN_RULES[column], floatPrecisionRule(floatSource)]
@@ -177,6 +186,7 @@ async function fileSource(connection: DuckDBConnection, request: StagingRequest)
         delim = ',', quote = '"', escape = '"', comment = '')`,
       recordId: columns.has("record_id") ? "file" : "derived",
       floatSources: {},
+      typed: new Map(),
     };
   }
   if (request.format === "ndjson") {
@@ -187,13 +197,18 @@ async function fileSource(connection: DuckDBConnection, request: StagingRequest)
       from: `read_ndjson($1, columns = {${types.join(", ")}})`,
       recordId: mapping["record_id"] === undefined ? "per-row" : "file",
       floatSources,
+      typed: new Map(),
     };
   }
-  const { columns, select, floatSources } = await parquetColumns(connection, path, mapping);
+  const { columns, select, floatSources, typed } = await parquetColumns(connection, path, mapping);
   return {
-    select,
+    // A typed count or amount comes as it is, the rest as text.
+    select: [...columns.keys()].map((column, index) =>
+      typed.has(column) ? `${columns.get(column)} AS ${column}` : select[index]!,
+    ),
     from: "read_parquet($1)",
     recordId: columns.has("record_id") ? "file" : "derived",
     floatSources,
+    typed,
   };
 }

@@ -7,7 +7,7 @@ import type { DuckDBConnection } from "@duckdb/node-api";
 import type { StoredFileFormat, StoredRecord } from "../store/store.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
-import type { RecordsFileFormat, Staged } from "./record-stagers.js";
+import type { NumberType, RecordsFileFormat, Staged } from "./record-stagers.js";
 
 /** A checked records file, ready to be stored. Call `close()` when done with it. */
 export interface RecordsFile {
@@ -64,13 +64,27 @@ export function recordIdOf(given: boolean): string {
 
 /**
  * The SELECT list of a stored record (`STAGING_COLUMNS`) over canonical VARCHAR columns: the
- * conversions to stored types, in one place for every path a load takes.
+ * conversions to stored types, in one place for every path a load takes. A count or amount in
+ * `typed` is read with its Parquet type instead (record-stagers.ts `typedNumberColumns`): an
+ * integer, or a DECIMAL of at most 4 decimals, times 10,000 exactly. A value too large for a
+ * BIGINT of ten-thousandths is NULL or fails the statement: the file is diagnosed either way
+ * (record-staging.ts).
  */
-export function storedColumns(recordId: string, cast: SqlCast = "CAST"): string {
+export function storedColumns(
+  recordId: string,
+  cast: SqlCast = "CAST",
+  typed: ReadonlyMap<RecordColumn, NumberType> = new Map(),
+): string {
+  const count = (x: RecordColumn) => (typed.has(x) ? `${cast}(${x} AS BIGINT)` : countOf(x, cast));
+  const amount = (x: RecordColumn) => {
+    const type = typed.get(x);
+    if (type === "integer") return `${cast}(${x} AS BIGINT) * 10000`;
+    return type === "decimal" ? `${cast}(${x} * 10000 AS BIGINT)` : tenThousandths(x, cast);
+  };
   return `${recordId} AS record_id, ${cast}(date AS DATE) AS date, market, data_source, channel, campaign_id,
-    campaign_name, ${countOf("impressions", cast)} AS impressions, ${countOf("clicks", cast)} AS clicks,
-    ${tenThousandths("spend", cast)} AS spend_e4, ${tenThousandths("conversions", cast)} AS conversions_e4,
-    ${tenThousandths("revenue", cast)} AS revenue_e4, currency`;
+    campaign_name, ${count("impressions")} AS impressions, ${count("clicks")} AS clicks,
+    ${amount("spend")} AS spend_e4, ${amount("conversions")} AS conversions_e4,
+    ${amount("revenue")} AS revenue_e4, currency`;
 }
 
 /** Writes the rows of `query` (stored columns) to `target` as a stored-records file of `format`. */
