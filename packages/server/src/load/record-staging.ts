@@ -12,7 +12,7 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
 import type { LoadFormat } from "@mdq/contract";
 import { isCalendarDate } from "@mdq/contract";
-import { STAGING_COLUMNS } from "../store/record-replace.js";
+import { STAGING_COLUMNS, STORED_ORDER } from "../store/record-replace.js";
 import { csvFieldColumn, quoteIdentifier, sqlString } from "./file-staging.js";
 import { RecordsFileError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
@@ -141,7 +141,7 @@ async function unique(connection: DuckDBConnection, staging: string, key: string
 
 /** The staged rows in stored columns, sorted as the store keeps them (for a stored-records file). */
 export function storedRowsOf(staging: string): string {
-  return `SELECT ${STAGING_COLUMNS.join(", ")} FROM ${staging} ORDER BY date, record_id`;
+  return `SELECT ${STAGING_COLUMNS.join(", ")} FROM ${staging} ORDER BY ${STORED_ORDER}`;
 }
 
 /**

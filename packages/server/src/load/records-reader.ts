@@ -4,6 +4,7 @@
  * (`records()`, for callers that want JavaScript objects).
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
+import { STORED_ORDER } from "../store/record-replace.js";
 import type { StoredFileFormat, StoredRecord } from "../store/store.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
@@ -18,8 +19,8 @@ export interface RecordsFile {
   /** The records in file order; may be iterated more than once (not concurrently). */
   records(): AsyncIterable<StoredRecord>;
   /**
-   * Writes the checked records, in stored types and columns (`STAGING_COLUMNS` of store/record-replace.ts), sorted by
-   * date and record id, to a file a store reads natively: Parquet (DuckDB) or headerless CSV
+   * Writes the checked records, in stored types and columns (`STAGING_COLUMNS` of store/record-replace.ts), in
+   * `STORED_ORDER`, to a file a store reads natively: Parquet (DuckDB) or headerless CSV
    * (PostgreSQL's `COPY ... (FORMAT csv)`). DuckDB converts and writes them column by column,
    * spilling to disk past its memory limit: no JavaScript object per row, memory independent of
    * the file's size.
@@ -113,7 +114,12 @@ export async function checkedRecordsFile(
   const days = await distinctDays(scratch);
   let plan: Promise<ReadPlan> | undefined;
   const exportStored = (target: string, stored: StoredFileFormat) =>
-    copyStoredRows(connection, `SELECT ${storedColumns(recordId)} FROM staged ORDER BY 2, 1`, target, stored);
+    copyStoredRows(
+      connection,
+      `SELECT ${storedColumns(recordId)} FROM staged ORDER BY ${STORED_ORDER}`,
+      target,
+      stored,
+    );
   return {
     format,
     rowCount,

@@ -28,6 +28,16 @@ export const STAGING_COLUMNS = [
   "currency",
 ] as const;
 
+/**
+ * The order a load inserts its rows in: a brand's days together (DuckDB's zone maps), and, within
+ * them, PostgreSQL's walk index's own order (`records_brand_date`, migration 5: brand, date
+ * descending, record id). Inserted in its index's order, a B-tree only appends; inserted
+ * ascending, each row went before the last one inserted, every full page split in half, and the
+ * index grew to 1.8× its compact size. Measured (PostgreSQL 15, 2026-11-26): inserting 1 M rows
+ * 4.72 s → 4.36 s, their index 148 MB → 82 MB; the demo at scale 30, its index 253 MB → 145 MB.
+ */
+export const STORED_ORDER = "date DESC, record_id";
+
 /** A load staged in the caller's transaction, ready to replace the brand's rows. */
 export interface StagedLoad {
   brandId: string;
@@ -35,7 +45,7 @@ export interface StagedLoad {
   staging: string;
   /** Rows in the staging table. */
   rows: number;
-  /** Whether the staging table already holds its rows in (date, record_id) order. */
+  /** Whether the staging table already holds its rows in `STORED_ORDER`. */
   sorted: boolean;
   origin: LoadOrigin;
 }
@@ -50,8 +60,7 @@ export function defaultOrigin(): LoadOrigin {
  * its days. Throws `RecordIdConflictError` (the caller rolls back) when a staged record id names a
  * record of the brand that the load leaves alone.
  *
- * Rows are inserted in (date, record_id) order, so that each engine's storage keeps a brand's days
- * together (DuckDB's zone maps, PostgreSQL's heap order for the brand's date index).
+ * Rows are inserted in `STORED_ORDER`.
  */
 export async function replaceFromStaging(
   run: SqlRun,
@@ -79,7 +88,7 @@ export async function replaceFromStaging(
   const columns = STAGING_COLUMNS.join(", ");
   await run(
     `INSERT INTO records (brand_id, ${columns})
-      SELECT CAST($1 AS VARCHAR), ${columns} FROM ${staging}${load.sorted ? "" : " ORDER BY date, record_id"}`,
+      SELECT CAST($1 AS VARCHAR), ${columns} FROM ${staging}${load.sorted ? "" : ` ORDER BY ${STORED_ORDER}`}`,
     [brandId],
   );
   await stampLoad(run, { brandId, staging, replace, now: new Date() });

@@ -95,7 +95,7 @@ export type StoredFileFormat = "parquet" | "csv";
  */
 export interface StoredRecordsFile {
   path: string;
-  /** Whether the rows are in (date, record_id) order already (then they are not sorted again). */
+  /** Whether the rows are in `STORED_ORDER` already (record-replace.ts; then they are not sorted again). */
   sorted: boolean;
   /** Called when the rows are staged and the final transaction starts replacing (progress). */
   onReplacing?: () => void;
