@@ -150,6 +150,8 @@ export function changesRegion(engine: Engine, options: RegionOptions = {}): Chan
   let credentials: DemoCredentials;
   let adminToken: string;
   let work: string;
+  /** The region's data directory (its admin token, signing keys): removed after the tests, like `work`. */
+  let dataDir: string;
   let today: string;
   const tokens = new Map<string, string>();
 
@@ -228,7 +230,7 @@ export function changesRegion(engine: Engine, options: RegionOptions = {}): Chan
 
   before(async () => {
     work = await mkdtemp(join(tmpdir(), "mdq-changes-files-"));
-    const dataDir = await mkdtemp(join(tmpdir(), "mdq-changes-dir-"));
+    dataDir = await mkdtemp(join(tmpdir(), "mdq-changes-dir-"));
     config = loadConfig(
       {},
       {
@@ -262,6 +264,7 @@ export function changesRegion(engine: Engine, options: RegionOptions = {}): Chan
     await store.close();
     await engine.cleanup();
     await rm(work, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true });
   });
   return region;
 }
