@@ -3,11 +3,19 @@
 // is used) on a 5000-row records page, beside the baseline measured in the same run: the
 // JSON.parse of the same page, which every client pays anyway.
 //   npm run build && node bench/answer-validation.mjs [--rounds 40]
-import { parseArgs } from "node:util";
 import { checkPage, checkRecords } from "../packages/client/dist/src/answer-validation.js";
 import { RECORD_FIELDS } from "../packages/contract/dist/src/index.js";
+import { benchArgs } from "./harness/bench-args.mjs";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "40" } } });
+const USAGE = `node bench/answer-validation.mjs [--rounds 40]   (after npm run build)
+  --rounds N   rounds of each measurement; the median is reported (default 40)
+`;
+const values = benchArgs(
+  "bench/answer-validation.mjs",
+  USAGE,
+  { rounds: { type: "string", default: "40" } },
+  ["rounds"],
+);
 const rounds = Number(values.rounds);
 const window = { from: "2026-01-01", to: "2026-03-31" };
 const rows = Array.from({ length: 5000 }, (_, index) => ({

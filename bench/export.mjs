@@ -10,7 +10,7 @@
 // - GraphQL page p99 with 4 exports running against the same p99 idle.
 // Each line is marked MET or MISSED against issue 18's targets.
 //   npm run build && node bench/export.mjs [--scales 30,150] [--days 400] [--stores duckdb,postgres]
-//     [--postgres-url postgres://root@127.0.0.1:5432/postgres] [--cache DIR]
+//     [--postgres-url postgres://root@127.0.0.1:5432/postgres] [--cache DIR]   (--help: every flag)
 // With --cache, each store and scale is seeded once into DIR (DuckDB) or a database named for the
 // scale (PostgreSQL), kept, and reused by the next run with the same --cache.
 import { spawn, spawnSync } from "node:child_process";
@@ -18,23 +18,43 @@ import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "pg";
 import { planRecordsExport } from "../packages/server/dist/src/store/query-planner.js";
 import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
+import { benchArgs } from "./harness/bench-args.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
 import { freePort } from "./harness/processes.mjs";
 
-const { values } = parseArgs({
-  options: {
+const USAGE = `node bench/export.mjs [flags]   (after npm run build)
+
+  --scales L         demo scales to seed and measure (default 30,150)
+  --stores L         among duckdb, postgres (default both)
+  --days N           demo days ending yesterday (default 400)
+  --postgres-url U   server holding the bench databases (default postgres://root@127.0.0.1:5432/postgres)
+  --cache DIR        seed each store and scale once into DIR (DuckDB) or a database named for the
+                     scale (PostgreSQL), and reuse them in the next run with the same --cache
+  --help             this text
+`;
+
+const values = benchArgs(
+  "bench/export.mjs",
+  USAGE,
+  {
     scales: { type: "string", default: "30,150" },
     cache: { type: "string" },
     days: { type: "string", default: "400" },
     stores: { type: "string", default: "duckdb,postgres" },
     "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
   },
-});
+  ["scales", "days"],
+);
+for (const store of values.stores.split(",")) {
+  if (store !== "duckdb" && store !== "postgres") {
+    process.stderr.write(`bench/export.mjs: --stores: "${store}" is not duckdb or postgres\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
 const MDQ = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const FORMATS = ["ndjson", "csv", "parquet", "arrow"];
 const FIELDS =

@@ -10,14 +10,21 @@ import { spawnSync } from "node:child_process";
 import { rm, writeFile } from "node:fs/promises";
 import { createServer, request as httpRequest } from "node:http";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { MdqClient, mirror } from "../packages/client/dist/src/index.js";
+import { benchArgs } from "./harness/bench-args.mjs";
 import { addDays, mdqMain as MDQ, startDemoService } from "./harness/demo-service.mjs";
 import { freePort } from "./harness/processes.mjs";
 
-const { values } = parseArgs({
-  options: { scale: { type: "string", default: "30" }, runs: { type: "string", default: "3" } },
-});
+const USAGE = `node bench/incremental.mjs [--scale 30] [--runs 3]   (after npm run build)
+  --scale N   demo scale seeded for the brand's mirror (default 30)
+  --runs N    daily runs timed each way (default 3)
+`;
+const values = benchArgs(
+  "bench/incremental.mjs",
+  USAGE,
+  { scale: { type: "string", default: "30" }, runs: { type: "string", default: "3" } },
+  ["scale", "runs"],
+);
 const { work, dataDir, port, credentials, serve } = await startDemoService({
   prefix: "mdq-incremental-bench-",
   scale: values.scale,

@@ -7,7 +7,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import Fastify from "fastify";
 import mercurius from "mercurius";
 import { requestChecks } from "../packages/server/dist/src/graphql/request-checks.js";
@@ -21,10 +20,18 @@ import {
   todayIn,
   typeDefs,
 } from "../packages/server/dist/src/index.js";
+import { benchArgs } from "./harness/bench-args.mjs";
 
-const options = parseArgs({
-  options: { pages: { type: "string", default: "200" }, checks: { type: "string", default: "20000" } },
-}).values;
+const USAGE = `node bench/request-checks.mjs [--pages 200] [--checks 20000]   (after npm run build)
+  --pages N    whole records pages answered through Fastify's inject (default 200)
+  --checks N   request checks timed alone (default 20000)
+`;
+const options = benchArgs(
+  "bench/request-checks.mjs",
+  USAGE,
+  { pages: { type: "string", default: "200" }, checks: { type: "string", default: "20000" } },
+  ["pages", "checks"],
+);
 
 /** A demo region (scale 5: a 30-day range holds a full page) served in this process. */
 async function startRegion() {

@@ -6,7 +6,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { addDays, openDuckDbStore, seedDemoRegion, todayIn } from "../packages/server/dist/src/index.js";
 import {
@@ -16,11 +15,19 @@ import {
 } from "../packages/server/dist/src/store/query-planner.js";
 import { RECORD_FIELDS } from "../packages/server/dist/src/store/query-request.js";
 import { DUCKDB_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
+import { benchArgs } from "./harness/bench-args.mjs";
 import { acmeScope } from "./harness/queries.mjs";
 
-const { values } = parseArgs({
-  options: { scale: { type: "string", default: "50" }, runs: { type: "string", default: "7" } },
-});
+const USAGE = `node bench/store-page.mjs [--scale 50] [--runs 7]   (after npm run build)
+  --scale N   demo scale seeded into a DuckDB store (default 50)
+  --runs N    runs of each statement; the best is reported (default 7)
+`;
+const values = benchArgs(
+  "bench/store-page.mjs",
+  USAGE,
+  { scale: { type: "string", default: "50" }, runs: { type: "string", default: "7" } },
+  ["scale", "runs"],
+);
 const scale = Number(values.scale);
 const runs = Number(values.runs);
 const dataDir = await mkdtemp(join(tmpdir(), "mdq-bench-"));

@@ -9,13 +9,20 @@
 import { spawnSync } from "node:child_process";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { MdqClient } from "../packages/client/dist/src/index.js";
+import { benchArgs } from "./harness/bench-args.mjs";
 import { addDays, startDemoService } from "./harness/demo-service.mjs";
 
-const { values } = parseArgs({
-  options: { scale: { type: "string", default: "120" }, days: { type: "string", default: "400" } },
-});
+const USAGE = `node bench/sync.mjs [--scale 120] [--days 400]   (after npm run build)
+  --scale N   demo scale (default 120: about a million rows in the synced range)
+  --days N    demo days ending yesterday, all of them synced (default 400)
+`;
+const values = benchArgs(
+  "bench/sync.mjs",
+  USAGE,
+  { scale: { type: "string", default: "120" }, days: { type: "string", default: "400" } },
+  ["scale", "days"],
+);
 const {
   work,
   base,
