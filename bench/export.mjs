@@ -24,6 +24,7 @@ import { planRecordsExport } from "../packages/server/dist/src/store/query-plann
 import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
 import { benchArgs } from "./harness/bench-args.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
+import { list } from "./harness/options.mjs";
 import { freePort } from "./harness/processes.mjs";
 
 const USAGE = `node bench/export.mjs [flags]   (after npm run build)
@@ -48,13 +49,8 @@ const values = benchArgs(
     "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
   },
   ["scales", "days"],
+  (values) => list("stores", values.stores, ["duckdb", "postgres"]),
 );
-for (const store of values.stores.split(",")) {
-  if (store !== "duckdb" && store !== "postgres") {
-    process.stderr.write(`bench/export.mjs: --stores: "${store}" is not duckdb or postgres\n\n${USAGE}`);
-    process.exit(2);
-  }
-}
 const MDQ = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const FORMATS = ["ndjson", "csv", "parquet", "arrow"];
 const FIELDS =

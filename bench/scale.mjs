@@ -154,7 +154,6 @@ async function askEngine(engine, planned) {
  * the warm-up ends after the last rep's. Currencies: one per question (index 0 is the cold walk's
  * reference walk's).
  */
-
 function variantOf({ scope, today, index, rep, warmUp, asks, sourceCurrencies }) {
   const shift = warmUp ? asks + 1 : rep === 0 ? 0 : rep + 1;
   const to = addDays(scope.to, -shift);
@@ -168,8 +167,8 @@ function variantOf({ scope, today, index, rep, warmUp, asks, sourceCurrencies })
 
 /**
  * Times every question on one store: a warm-up ask of each (untimed: connections, JIT, the
- * engine's buffers), then `reps` timed asks of each (`timedAsks`: more of the summary questions), MDQ and the engine alternating, the engine's
- * values checked equal to MDQ's every time.
+ * engine's buffers), then `reps` timed asks of each (`timedAsks`: more of the summary questions),
+ * MDQ and the engine alternating, the engine's values checked equal to MDQ's every time.
  */
 async function measureQuestions({ store, server, token, engine, scope, today, reps, sourceCurrencies }) {
   const results = Object.fromEntries(
