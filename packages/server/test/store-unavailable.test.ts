@@ -3,7 +3,8 @@
  * gets 503 with `Retry-After` — `SERVICE_UNAVAILABLE` on GraphQL, `temporarily_unavailable` on the
  * token endpoint, `UNAVAILABLE` on the admin API — never a 500, never a stack trace or a
  * connection string; `/readyz` fails while `/livez` holds; and the service recovers by itself.
- * The store is a real PostgreSQL store whose database is cut off for real by a TCP gate.
+ * The store is a real PostgreSQL store whose database is cut off for real by a TCP gate; and a
+ * real DuckDB store whose read needs more memory than its limit leaves (duckdb-errors.ts).
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -30,6 +31,7 @@ import { loadConfig } from "../src/config.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { issueAccessToken } from "../src/oauth/access-token.js";
 import { buildService, type Service } from "../src/server.js";
+import { type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import type { Store } from "../src/store/store.js";
@@ -37,6 +39,16 @@ import type { Store } from "../src/store/store.js";
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
   marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}) { recordId }
 }`;
+/** Records sorted by converted spend: a Top-N over the window, money converted in SQL. */
+const SORTED = `query($c: ID!, $from: Date!, $to: Date!) {
+  marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, currency: JPY,
+    sort: [{field: SPEND, direction: DESC}], pagination: {page: 15, pageSize: 1000}) { recordId spend }
+}`;
+/**
+ * DuckDB's memory limit, in MB, that the sorted read below outgrows on one thread while the
+ * service's own reads (apps, tokens) still fit: measured, 2 MB fails those, 6 MB fits the read.
+ */
+const MEMORY_MB = 3;
 const STORE_MESSAGE =
   "the service cannot reach its database right now; retry after the number of seconds in Retry-After";
 
@@ -184,5 +196,62 @@ describe("a service whose PostgreSQL store becomes unreachable", () => {
     });
     assert.equal((await service.app.inject({ method: "GET", url: "/readyz" })).statusCode, 200);
     assert.equal((await requestToken(service, credentials.apps[2]!)).statusCode, 200);
+  });
+});
+
+describe("a service whose DuckDB store runs out of memory for a read", () => {
+  let store: DuckDbStore;
+  let service: Service;
+  let dataDir: string;
+  let token: string;
+  let variables: Record<string, string>;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "mdq-out-of-memory-"));
+    const config = loadConfig(
+      {},
+      {
+        region: "uk",
+        authUrl: "http://auth.test",
+        baseUrl: "http://api.test",
+        logLevel: "silent",
+        dataDir,
+        pageCacheMb: 0,
+      },
+    );
+    const seeding = await openDuckDbStore(join(dataDir, "store"));
+    const credentials = await seedDemoRegion(seeding, {
+      region: config.region,
+      authUrl: config.authUrl,
+      baseUrl: config.baseUrl,
+      today: todayIn(config.timeZone),
+      days: 30,
+    });
+    await seeding.close();
+    // Opened again under a limit its reads outgrow (an operator's MDQ_DUCKDB_MEMORY_MB).
+    store = await openDuckDbStore(join(dataDir, "store"), { memoryMb: MEMORY_MB, threads: 1 });
+    service = await buildService(config, { store });
+    const app = credentials.apps[0]!;
+    token = await tokenFrom(service, app);
+    variables = { c: app.brandClientId, from: daysAgo(30), to: daysAgo(1) };
+  });
+  after(async () => {
+    await service?.app.close();
+    await store?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("answers 503 SERVICE_UNAVAILABLE with Retry-After, not 500, and answers again once memory is back", async () => {
+    const answer = await graphqlOn(service, token, SORTED, variables);
+    assert.equal(answer.statusCode, 503, answer.body);
+    assert.equal(answer.headers["retry-after"], "2");
+    assert.deepEqual(answer.json().errors?.[0]?.extensions, { code: "SERVICE_UNAVAILABLE" });
+    assert.equal(answer.json().errors[0].message, STORE_MESSAGE);
+    assertNothingLeaks(answer);
+    assert.doesNotMatch(answer.body, /Out of Memory|memory_limit/);
+    const reads = store as unknown as { rows(sql: string): Promise<unknown[]> };
+    await reads.rows("SET memory_limit = '128MB'");
+    const again = await graphqlOn(service, token, SORTED, variables);
+    assert.equal(again.statusCode, 200, again.body);
   });
 });

@@ -37,6 +37,7 @@ import type {
   StoredRecordsFile,
 } from "../store.js";
 import { ConnectionPool } from "./connection-pool.js";
+import { storeError } from "./duckdb-errors.js";
 import { preparedStatementsOf } from "./prepared-statements.js";
 import { DUCKDB_SCHEMA } from "./schema.js";
 
@@ -136,9 +137,13 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   }
 
   protected async rows(sql: string, params: DuckDBValue[] = []): Promise<Row[]> {
-    return this.readers.use(async (connection) =>
-      (await connection.runAndReadAll(sql, params)).getRowObjectsJS(),
-    );
+    return this.readers.use(async (connection) => {
+      try {
+        return (await connection.runAndReadAll(sql, params)).getRowObjectsJS();
+      } catch (error) {
+        throw storeError(error);
+      }
+    });
   }
 
   /**
@@ -194,6 +199,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     this.readers.use(async (connection) => {
       const before = { generation: this.generation, asked: this.writesAsked, settled: this.writesSettled };
       await connection.run("BEGIN TRANSACTION");
+      let failed = false;
       try {
         return await read(
           snapshotReader(connection, async () => {
@@ -207,8 +213,12 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
             return quiet ? String(before.generation) : null;
           }),
         );
+      } catch (error) {
+        failed = true;
+        throw error;
       } finally {
-        await connection.run("COMMIT");
+        // A failed statement aborts DuckDB's transaction: only a rollback ends it.
+        await connection.run(failed ? "ROLLBACK" : "COMMIT");
       }
     });
 
@@ -533,7 +543,10 @@ export function snapshotReader(
     dialect: DUCKDB_DIALECT,
     generation,
     async run(statement) {
-      const columns = (await statements.runAndReadAll(statement.sql, statement.params)).getColumnsJS();
+      const columns = await statements.runAndReadAll(statement.sql, statement.params).then(
+        (result) => result.getColumnsJS(),
+        (error: unknown) => Promise.reject(storeError(error)),
+      );
       return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
     },
   };
