@@ -25,8 +25,13 @@ describe("GraphiQL explorer in Chromium", () => {
     browser = await startChromium();
   });
   after(async () => {
-    await browser?.close();
-    await region?.close();
+    // The region closes even when the browser's cleanup fails: a listening server left open keeps
+    // this file's process, and the whole suite, from ending.
+    try {
+      await browser?.close();
+    } finally {
+      await region?.close();
+    }
   });
 
   interface Explorer {

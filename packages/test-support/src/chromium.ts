@@ -69,7 +69,9 @@ export async function startChromium(): Promise<TestBrowser> {
       child.kill("SIGTERM");
       await exited;
     }
-    await rm(profile, { recursive: true, force: true });
+    // Chromium's helper processes may still write to the profile just after the browser exits
+    // (an rmdir then fails with ENOTEMPTY): rm retries those errors.
+    await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   };
   try {
     const browser = await chromium.connectOverCDP(await devToolsUrl(child, 30_000));
