@@ -27,7 +27,7 @@ import {
 import type { LightMyRequestResponse } from "fastify";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { todayIn } from "../src/calendar.js";
-import { loadConfig } from "../src/config.js";
+import { type ConfigInput, loadConfig, type ServiceConfig } from "../src/config.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { issueAccessToken } from "../src/oauth/access-token.js";
 import { buildService, type Service } from "../src/server.js";
@@ -51,6 +51,32 @@ const SORTED = `query($c: ID!, $from: Date!, $to: Date!) {
 const MEMORY_MB = 3;
 const STORE_MESSAGE =
   "the service cannot reach its database right now; retry after the number of seconds in Retry-After";
+
+/** The service's configuration in these tests, with `extra` settings. */
+function configOf(dataDir: string, extra: ConfigInput): ServiceConfig {
+  return loadConfig(
+    {},
+    {
+      region: "uk",
+      authUrl: "http://auth.test",
+      baseUrl: "http://api.test",
+      logLevel: "silent",
+      dataDir,
+      ...extra,
+    },
+  );
+}
+
+/** The demo region seeded into `store`: `days` days ending yesterday. */
+function seedRegion(store: Store, config: ServiceConfig, days: number): Promise<DemoCredentials> {
+  return seedDemoRegion(store, {
+    region: config.region,
+    authUrl: config.authUrl,
+    baseUrl: config.baseUrl,
+    today: todayIn(config.timeZone),
+    days,
+  });
+}
 
 /** Nothing internal leaks: no stack frame, no connection string, no host of the database. */
 function assertNothingLeaks(response: LightMyRequestResponse): void {
@@ -78,25 +104,8 @@ describe("a service whose PostgreSQL store becomes unreachable", () => {
       connectTimeoutMs: 1000,
     });
     dataDir = await mkdtemp(join(tmpdir(), "mdq-unavailable-"));
-    const config = loadConfig(
-      {},
-      {
-        region: "uk",
-        authUrl: "http://auth.test",
-        baseUrl: "http://api.test",
-        logLevel: "silent",
-        dataDir,
-        authCacheSeconds: 60,
-        databaseUrl: database.urlVia(gate.address),
-      },
-    );
-    credentials = await seedDemoRegion(store, {
-      region: config.region,
-      authUrl: config.authUrl,
-      baseUrl: config.baseUrl,
-      today: todayIn(config.timeZone),
-      days: 5,
-    });
+    const config = configOf(dataDir, { authCacheSeconds: 60, databaseUrl: database.urlVia(gate.address) });
+    credentials = await seedRegion(store, config, 5);
     service = await buildService(config, { store });
     const app = credentials.apps[0]!;
     cachedToken = await tokenFrom(service, app);
@@ -200,48 +209,41 @@ describe("a service whose PostgreSQL store becomes unreachable", () => {
 });
 
 describe("a service whose DuckDB store runs out of memory for a read", () => {
-  let store: DuckDbStore;
-  let service: Service;
-  let dataDir: string;
-  let token: string;
-  let variables: Record<string, string>;
+  /** The service under test, its store under a small memory limit, and a token of its first app. */
+  let region: {
+    store: DuckDbStore;
+    service: Service;
+    dataDir: string;
+    token: string;
+    variables: Record<string, string>;
+  };
 
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "mdq-out-of-memory-"));
-    const config = loadConfig(
-      {},
-      {
-        region: "uk",
-        authUrl: "http://auth.test",
-        baseUrl: "http://api.test",
-        logLevel: "silent",
-        dataDir,
-        pageCacheMb: 0,
-      },
-    );
+    const dataDir = await mkdtemp(join(tmpdir(), "mdq-out-of-memory-"));
+    const config = configOf(dataDir, { pageCacheMb: 0 });
     const seeding = await openDuckDbStore(join(dataDir, "store"));
-    const credentials = await seedDemoRegion(seeding, {
-      region: config.region,
-      authUrl: config.authUrl,
-      baseUrl: config.baseUrl,
-      today: todayIn(config.timeZone),
-      days: 30,
-    });
+    const credentials = await seedRegion(seeding, config, 30);
     await seeding.close();
     // Opened again under a limit its reads outgrow (an operator's MDQ_DUCKDB_MEMORY_MB).
-    store = await openDuckDbStore(join(dataDir, "store"), { memoryMb: MEMORY_MB, threads: 1 });
-    service = await buildService(config, { store });
+    const store = await openDuckDbStore(join(dataDir, "store"), { memoryMb: MEMORY_MB, threads: 1 });
+    const service = await buildService(config, { store });
     const app = credentials.apps[0]!;
-    token = await tokenFrom(service, app);
-    variables = { c: app.brandClientId, from: daysAgo(30), to: daysAgo(1) };
+    region = {
+      store,
+      service,
+      dataDir,
+      token: await tokenFrom(service, app),
+      variables: { c: app.brandClientId, from: daysAgo(30), to: daysAgo(1) },
+    };
   });
   after(async () => {
-    await service?.app.close();
-    await store?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await region?.service.app.close();
+    await region?.store.close();
+    if (region) await rm(region.dataDir, { recursive: true, force: true });
   });
 
   it("answers 503 SERVICE_UNAVAILABLE with Retry-After, not 500, and answers again once memory is back", async () => {
+    const { service, store, token, variables } = region;
     const answer = await graphqlOn(service, token, SORTED, variables);
     assert.equal(answer.statusCode, 503, answer.body);
     assert.equal(answer.headers["retry-after"], "2");
