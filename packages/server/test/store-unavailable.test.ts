@@ -255,5 +255,24 @@ describe("a service whose DuckDB store runs out of memory for a read", () => {
     await reads.rows("SET memory_limit = '128MB'");
     const again = await graphqlOn(service, token, SORTED, variables);
     assert.equal(again.statusCode, 200, again.body);
+    await reads.rows(`SET memory_limit = '${MEMORY_MB}MB'`);
+  });
+
+  it("answers a bulk export the same 503 before its first byte", async () => {
+    const { service, token, variables } = region;
+    const query = new URLSearchParams({
+      clientId: variables["c"]!,
+      from: variables["from"]!,
+      to: variables["to"]!,
+    });
+    const answer = await service.app.inject({
+      method: "GET",
+      url: `/export/marketing-records?${query}&currency=JPY`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(answer.statusCode, 503, answer.body);
+    assert.equal(answer.headers["retry-after"], "2");
+    assert.deepEqual(answer.json().errors?.[0]?.extensions, { code: "SERVICE_UNAVAILABLE" });
+    assertNothingLeaks(answer);
   });
 });
