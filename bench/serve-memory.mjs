@@ -18,6 +18,9 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { benchArgs } from "./harness/bench-args.mjs";
+import { tokensOf } from "./harness/demo-region.mjs";
+import { mdqMain, waitUntilLive } from "./harness/demo-service.mjs";
+import { cpuMs, statusKb } from "./harness/processes.mjs";
 
 const USAGE = `node bench/serve-memory.mjs --data DIR --credentials FILE [flags]
 
@@ -49,7 +52,6 @@ const values = benchArgs(
 );
 const port = Number(values.port);
 const base = `http://localhost:${port}`;
-const mdq = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const apps = JSON.parse(readFileSync(values.credentials, "utf8")).apps;
 const CURRENCIES = ["EUR", "USD", "GBP", "JPY", "SEK", "CHF", "AUD", "CAD"];
 const RECORD_FIELDS = `recordId date market dataSource channel campaignId campaignName impressions clicks
@@ -65,32 +67,21 @@ for (let run = 1; run <= Number(values.runs); run += 1) {
 async function measure() {
   const child = spawn(
     process.execPath,
-    [mdq, "serve", "--port", String(port), "--data", values.data, "--auth-url", base, "--base-url", base],
+    [mdqMain, "serve", "--port", String(port), "--data", values.data, "--auth-url", base, "--base-url", base],
     { env: { MDQ_RATE_LIMIT_MAX: "1000000", MDQ_LOG_LEVEL: "silent", ...process.env }, stdio: "ignore" },
   );
-  const status = () => readFileSync(`/proc/${child.pid}/status`, "utf8");
-  const peakMb = () => (Number(/VmHWM:\s+(\d+)/.exec(status())[1]) / 1024).toFixed(0);
-  // utime + stime of every thread, in clock ticks (100 a second on Linux).
-  const cpuSeconds = () => {
-    const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  };
+  const peakMb = async () => ((await statusKb(child.pid, "VmHWM")) / 1024).toFixed(0);
   try {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await fetch(`${base}/livez`);
-        break;
-      } catch (error) {
-        if (attempt > 150) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
-    const tokens = await Promise.all(apps.map(tokenOf));
+    await waitUntilLive(base);
+    const tokens = await tokensOf(base, { apps });
     /** Asks `query` as the app at `index` (its brand as `$c`); the answer must hold no error. */
     const ask = async (index, query, variables = {}) => {
       const response = await fetch(`${base}/graphql`, {
         method: "POST",
-        headers: { authorization: `Bearer ${tokens[index]}`, "content-type": "application/json" },
+        headers: {
+          authorization: `Bearer ${tokens[apps[index].appClientId]}`,
+          "content-type": "application/json",
+        },
         body: JSON.stringify({ query, variables: { c: apps[index].brandClientId, ...variables } }),
       });
       const answer = await response.json();
@@ -110,7 +101,7 @@ async function measure() {
         `query($c: ID!) { marketingRecords(clientId: $c, ${rangeOf()}, currency: GBP, sort: [{field: ${field}, direction: DESC}],
         pagination: {page: 20, pageSize: 1000}) { recordId spend } }`,
       );
-    console.log(`started: ${peakMb()} MB`);
+    console.log(`started: ${await peakMb()} MB`);
     if (values.cold) {
       // One app per brand (its last in the credentials).
       const perBrand = [...new Map(apps.map((app, index) => [app.brandClientId, index])).values()];
@@ -118,12 +109,12 @@ async function measure() {
         await campaigns(index);
         for (const field of ["SPEND", "REVENUE", "CLICKS"]) await page20(index, field);
       }
-      console.log(`after each brand's CAMPAIGN_ID aggregate and pages 20 by value: ${peakMb()} MB`);
+      console.log(`after each brand's CAMPAIGN_ID aggregate and pages 20 by value: ${await peakMb()} MB`);
     } else {
       await campaigns(0);
-      console.log(`after a CAMPAIGN_ID aggregate: ${peakMb()} MB`);
+      console.log(`after a CAMPAIGN_ID aggregate: ${await peakMb()} MB`);
       await page20(0, "SPEND");
-      console.log(`after a page 20 by SPEND: ${peakMb()} MB`);
+      console.log(`after a page 20 by SPEND: ${await peakMb()} MB`);
     }
     // One document per walk, the page a variable, as a client pages (mdq-client, the cold walk):
     // a document per page would fill the server's cache of compiled queries instead.
@@ -140,31 +131,19 @@ async function measure() {
       // ending yesterday, which none of the 8 walks below asks (theirs end a day earlier or more).
       await walk(0);
       await walk(1);
-      console.log(`after two walks of one client: ${peakMb()} MB`);
+      console.log(`after two walks of one client: ${await peakMb()} MB`);
     }
-    const cpuBefore = cpuSeconds();
+    const cpuBefore = await cpuMs(child.pid);
     const started = performance.now();
     // The cold walk's keys: apps vary fastest, then the window ends a day earlier.
     const keyOf = (walkIndex) =>
       values.cold ? { index: walkIndex % apps.length, shift: 1 + Math.floor(walkIndex / apps.length) } : {};
     await Promise.all(CURRENCIES.map((_, walkIndex) => walk(walkIndex, keyOf(walkIndex))));
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    const cpu = (cpuSeconds() - cpuBefore).toFixed(1);
-    console.log(`after 8 concurrent walks (${seconds} s, server CPU ${cpu} s): ${peakMb()} MB`);
+    const cpu = (((await cpuMs(child.pid)) - cpuBefore) / 1000).toFixed(1);
+    console.log(`after 8 concurrent walks (${seconds} s, server CPU ${cpu} s): ${await peakMb()} MB`);
   } finally {
     child.kill();
     await once(child, "exit");
   }
-}
-
-async function tokenOf(app) {
-  const response = await fetch(`${base}/oauth2/token`, {
-    method: "POST",
-    headers: {
-      authorization: `Basic ${Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64")}`,
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: "grant_type=client_credentials&scope=api_data/read",
-  });
-  return (await response.json()).access_token;
 }
