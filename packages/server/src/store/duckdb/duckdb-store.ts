@@ -199,9 +199,9 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     this.readers.use(async (connection) => {
       const before = { generation: this.generation, asked: this.writesAsked, settled: this.writesSettled };
       await connection.run("BEGIN TRANSACTION");
-      let failed = false;
+      let result: Awaited<ReturnType<typeof read>>;
       try {
-        return await read(
+        result = await read(
           snapshotReader(connection, async () => {
             // The snapshot starts at its first read of a table (now); it holds exactly the
             // generation seen before BEGIN if no write was under way then or has been asked since.
@@ -214,12 +214,12 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
           }),
         );
       } catch (error) {
-        failed = true;
-        throw error;
-      } finally {
         // A failed statement aborts DuckDB's transaction: only a rollback ends it.
-        await connection.run(failed ? "ROLLBACK" : "COMMIT");
+        await connection.run("ROLLBACK");
+        throw error;
       }
+      await connection.run("COMMIT");
+      return result;
     });
 
   async createBrand(brand: Brand): Promise<void> {
@@ -543,10 +543,12 @@ export function snapshotReader(
     dialect: DUCKDB_DIALECT,
     generation,
     async run(statement) {
-      const columns = await statements.runAndReadAll(statement.sql, statement.params).then(
-        (result) => result.getColumnsJS(),
-        (error: unknown) => Promise.reject(storeError(error)),
-      );
+      const result = await statements
+        .runAndReadAll(statement.sql, statement.params)
+        .catch((error: unknown) => {
+          throw storeError(error);
+        });
+      const columns = result.getColumnsJS();
       return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
     },
   };
