@@ -146,6 +146,25 @@ describe("the export from the client", () => {
     });
   }
 
+  it("mdq-client export --format csv keeps the header when the connection breaks before any whole row", async () => {
+    const expected = await direct("csv");
+    // 10 bytes of the gzip body: not even the header line reaches the client before the break.
+    const proxy = await cuttingProxy(region.url, 10);
+    try {
+      proxy.setCuts(1);
+      const out = join(work, "early-cut.csv");
+      const run = await runCli(
+        ["export", "--from", from, "--to", to, "--format", "csv", "--out", out],
+        cliEnv(region, { overrides: { MDQ_BASE_URL: proxy.url } }),
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(proxy.cuts.length, 1);
+      assert.ok((await readFile(out)).equals(expected), "the file equals the uncut body");
+    } finally {
+      proxy.server.close();
+    }
+  });
+
   it("refuses a range the service refuses, with its code and exit status", async () => {
     const run = await runCli(
       ["export", "--from", "2024-01-01", "--to", "2025-06-30", "--out", join(work, "long.ndjson")],

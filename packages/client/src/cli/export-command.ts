@@ -197,8 +197,10 @@ export async function downloadExport(
         continue;
       }
       let carry = "";
-      // A resumed CSV body starts with its own header line: the file has one already.
-      let skipHeader = format === "csv" && resume !== null;
+      // Every CSV body starts with its header line: the file holds it once anything was written
+      // (a break before the first whole line leaves the file empty, and the next body's header
+      // goes in).
+      let skipHeader = format === "csv" && bytes > 0;
       const decoder = new TextDecoder();
       try {
         for await (const chunk of response.body) {
@@ -216,12 +218,12 @@ export async function downloadExport(
           }
           const whole = cut(carry);
           if (whole.end === 0) continue;
+          // The CSV header line is the first "row" of an empty file, not a record.
+          const header = format === "csv" && bytes === 0 ? 1 : 0;
           const written = Buffer.from(carry.slice(0, whole.end));
           // At an explicit position: after a restart the file was truncated, its offset was not.
           await file.write(written, 0, written.byteLength, bytes);
           bytes += written.byteLength;
-          // The CSV header line is a "row" of the first body, not a record.
-          const header = format === "csv" && rows === 0 && resume === null ? 1 : 0;
           rows += whole.rows - header;
           if (whole.last !== null && (header === 0 || whole.rows > 1))
             resume = { after: whole.last, dataVersion: response.dataVersion };
