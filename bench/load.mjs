@@ -370,7 +370,8 @@ console.log(
 );
 console.log(
   `terms: MDQ's DuckDB load and DuckDB's CTAS both run on every core (${cpus().length} threads); the load ` +
-    "under its 128 MB memory limit (LOAD_MEMORY_MB), the CTAS under DuckDB's default (80% of memory); " +
+    `under its ${process.env.MDQ_LOAD_MEMORY_MB || 256} MB memory limit (MDQ_LOAD_MEMORY_MB; a PostgreSQL load's scratch DuckDB too), ` +
+    "the CTAS under DuckDB's default (80% of memory); " +
     "the load also checks every rule, sorts and replaces days in one transaction, which the baselines do not\n",
 );
 console.log(

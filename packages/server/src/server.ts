@@ -186,6 +186,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     region: config.region,
     timeZone: config.timeZone,
     changes,
+    loadMemoryMb: config.loadMemoryMb,
   });
   const adminApp = buildAdminListener(admin, await ensureAdminToken(config.dataDir), app.log, metrics);
   app.addHook("onClose", async () => {

@@ -9,13 +9,8 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { DEFAULT_DUCKDB_THREADS, loadConfig } from "../src/config.js";
-import {
-  APPEND_MEMORY_MB,
-  type DuckDbStore,
-  LOAD_MEMORY_MB,
-  openDuckDbStore,
-} from "../src/store/duckdb/duckdb-store.js";
+import { DEFAULT_DUCKDB_THREADS, DEFAULT_LOAD_MEMORY_MB, loadConfig } from "../src/config.js";
+import { APPEND_MEMORY_MB, type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { openStore } from "../src/store/open-store.js";
 import { loadsParquet, type StoredRecord } from "../src/store/store.js";
 
@@ -150,9 +145,10 @@ describe("the DuckDB store's settings during a load (issue 19)", () => {
     assert.deepEqual(await settings(), served);
   });
 
-  it("runs a load's statements on every core under LOAD_MEMORY_MB", async () => {
+  /** DuckDB's settings as a staged load of `target` sees them inside its transaction. */
+  async function loadSettings(target: DuckDbStore, processingDate: string): Promise<unknown> {
     const seen: unknown[] = [];
-    await store.replaceRecordsStaged(
+    await target.replaceRecordsStaged(
       "brand-s",
       async (connection, staging) => {
         seen.push((await connection.runAndReadAll(SETTINGS)).getRowObjectsJS()[0]);
@@ -161,14 +157,44 @@ describe("the DuckDB store's settings during a load (issue 19)", () => {
         );
         return 1;
       },
-      { processingDate: "2021-03-04", source: "s" },
+      { processingDate, source: "s" },
     );
-    assert.deepEqual(seen, [
-      {
+    return seen[0];
+  }
+
+  it("runs a load's statements on every core under DEFAULT_LOAD_MEMORY_MB, above the served limit", async () => {
+    assert.ok(DEFAULT_LOAD_MEMORY_MB > 192);
+    assert.deepEqual(await loadSettings(store, "2021-03-04"), {
+      threads: String(availableParallelism()),
+      mib: mib(DEFAULT_LOAD_MEMORY_MB),
+    });
+  });
+
+  it("runs a load under the store's loadMemoryMb (MDQ_LOAD_MEMORY_MB), then gives the served limit back", async () => {
+    const config = loadConfig({}, { dataDir: join(work, "tuned"), duckdbMemoryMb: 128, loadMemoryMb: 96 });
+    const tuned = (await openStore(config)) as DuckDbStore;
+    try {
+      const reads = tuned as unknown as { rows(sql: string): Promise<Record<string, unknown>[]> };
+      assert.deepEqual(await loadSettings(tuned, "2021-03-05"), {
         threads: String(availableParallelism()),
-        mib: mib(LOAD_MEMORY_MB),
-      },
-    ]);
+        mib: mib(96),
+      });
+      assert.deepEqual((await reads.rows(SETTINGS))[0], { threads: "1", mib: mib(128) });
+    } finally {
+      await tuned.close();
+    }
+  });
+
+  it("refuses an MDQ_LOAD_MEMORY_MB that is not a whole number from 16 MB, naming it", () => {
+    for (const [value, why] of [
+      ["8", "8 is outside 16..1048576"],
+      ["1.5", '"1.5" is not a whole number'],
+    ]) {
+      assert.throws(
+        () => loadConfig({ MDQ_LOAD_MEMORY_MB: value }),
+        (error: Error) => error.message === `invalid configuration MDQ_LOAD_MEMORY_MB: ${why}`,
+      );
+    }
   });
 
   it("loads rows appended from JavaScript on the served threads under APPEND_MEMORY_MB when the store's limit is lower, then gives the served limit back", async () => {

@@ -75,6 +75,8 @@ export interface RegionAdminOptions {
   timeZone: string;
   /** Where changes are announced to the region's other instances; none by default. */
   changes?: ChangeFeed;
+  /** A file load's DuckDB memory limit in MB (`MDQ_LOAD_MEMORY_MB`); by default `DEFAULT_LOAD_MEMORY_MB`. */
+  loadMemoryMb?: number;
 }
 
 function viewOf(app: App): AppView {
@@ -257,7 +259,10 @@ export class RegionAdmin {
       ...(command.replace ? { replace: command.replace } : {}),
     };
     try {
-      return await loadRecordsFile(this.store, brand.brandId, request, origin, progress);
+      return await loadRecordsFile(this.store, brand.brandId, request, origin, {
+        progress,
+        ...(this.options.loadMemoryMb ? { memoryMb: this.options.loadMemoryMb } : {}),
+      });
     } catch (error) {
       if (error instanceof RecordIdConflictError) {
         throw new AdminError(

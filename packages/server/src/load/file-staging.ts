@@ -8,6 +8,7 @@ import { mkdtemp, open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import { DEFAULT_LOAD_MEMORY_MB } from "../config.js";
 import type { LoadProblem } from "./load-errors.js";
 
 /** A throw-away DuckDB for one file; `close()` frees its memory. */
@@ -19,22 +20,17 @@ export interface Scratch {
 }
 
 /**
- * The memory a load's scratch database may hold; past it DuckDB spills to a temporary directory,
- * so the memory of a load does not depend on the file's size (issue 19).
+ * Opens an in-memory DuckDB for one load file, capped at `memoryMb` (`MDQ_LOAD_MEMORY_MB`) and
+ * spilling to a private temporary directory, which `close()` removes: the memory of a load does
+ * not depend on the file's size (issue 19).
  */
-export const SCRATCH_MEMORY_LIMIT = "160MB";
-
-/**
- * Opens an in-memory DuckDB for one load file, capped at `SCRATCH_MEMORY_LIMIT` and spilling to
- * a private temporary directory, which `close()` removes.
- */
-export async function openScratch(): Promise<Scratch> {
+export async function openScratch(memoryMb = DEFAULT_LOAD_MEMORY_MB): Promise<Scratch> {
   const spill = await mkdtemp(join(tmpdir(), "mdq-scratch-"));
   let instance: DuckDBInstance;
   let connection: DuckDBConnection;
   try {
     instance = await DuckDBInstance.create(":memory:", {
-      memory_limit: SCRATCH_MEMORY_LIMIT,
+      memory_limit: `${memoryMb}MB`,
       temp_directory: spill,
     });
     connection = await instance.connect();

@@ -29,6 +29,8 @@ export interface ReadRecordsOptions {
   mapping?: Partial<Record<string, string>>;
   /** Told how far the reading and checking have got (`mdq load`'s progress bar). */
   progress?: LoadProgressReporter;
+  /** The scratch DuckDB's memory limit in MB (`MDQ_LOAD_MEMORY_MB`); by default `DEFAULT_LOAD_MEMORY_MB`. */
+  memoryMb?: number;
 }
 
 /**
@@ -41,7 +43,7 @@ export interface ReadRecordsOptions {
  */
 export async function readRecordsFile(path: string, options: ReadRecordsOptions = {}): Promise<RecordsFile> {
   const { format, mapping } = await checkRecordsRequest(path, options);
-  const scratch = await openScratch();
+  const scratch = await openScratch(options.memoryMb);
   const { progress } = options;
   try {
     await progress?.watchReading(scratch.connection);

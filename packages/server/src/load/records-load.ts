@@ -17,13 +17,23 @@ import { RecordsNotClean, type StagingRequest, stageRecords, storedRowsOf } from
 import { readRecordsFile } from "./records-file.js";
 import { copyStoredRows } from "./records-reader.js";
 
+/** How a load runs, beside what it loads. */
+export interface LoadRunOptions {
+  progress: LoadProgressReporter;
+  /**
+   * A scratch DuckDB's memory limit in MB (`MDQ_LOAD_MEMORY_MB`); the DuckDB store's own load
+   * settings are the store's (`DuckDbOptions.loadMemoryMb`).
+   */
+  memoryMb?: number;
+}
+
 /** Loads the file of `request` into `store` for `brandId`; returns the load's summary. */
 export async function loadRecordsFile(
   store: RecordLoads,
   brandId: string,
   request: StagingRequest,
   origin: LoadOrigin,
-  progress: LoadProgressReporter,
+  { progress, memoryMb }: LoadRunOptions,
 ): Promise<LoadSummary> {
   const onReplacing = () => progress.phase("replacing");
   try {
@@ -33,7 +43,7 @@ export async function loadRecordsFile(
       return await store.replaceRecordsStaged(brandId, stage, origin, onReplacing);
     }
     return await handOver(store, brandId, origin, onReplacing, async (target) => {
-      const scratch = await openScratch();
+      const scratch = await openScratch(memoryMb);
       try {
         await stageRecords(scratch.connection, "staged_records", request, progress);
         progress.phase("writing");
@@ -51,7 +61,7 @@ export async function loadRecordsFile(
     if (!(error instanceof RecordsNotClean)) throw error;
   }
   const { path, format, mapping } = request;
-  const file = await readRecordsFile(path, { format, mapping, progress });
+  const file = await readRecordsFile(path, { format, mapping, progress, ...(memoryMb ? { memoryMb } : {}) });
   return handOver(store, brandId, origin, onReplacing, async (target) => {
     try {
       progress.phase("writing");

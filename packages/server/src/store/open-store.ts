@@ -28,6 +28,7 @@ export async function openStore(config: ServiceConfig, options: OpenStoreOptions
     return openDuckDbStore(config.dataDir, {
       threads: config.duckdbThreads,
       memoryMb: config.duckdbMemoryMb,
+      loadMemoryMb: config.loadMemoryMb,
     });
   return openPostgresStore({
     url: config.databaseUrl,

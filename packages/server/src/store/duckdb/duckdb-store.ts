@@ -14,6 +14,7 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
+import { DEFAULT_LOAD_MEMORY_MB } from "../../config.js";
 import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
 import { duckDbExportSnapshot } from "../export/duckdb-export.js";
 import type { ExportSnapshot } from "../export/record-export.js";
@@ -48,14 +49,6 @@ const READ_CONNECTIONS = 4;
 const APPEND_FLUSH_ROWS = 100_000;
 
 /**
- * DuckDB's memory limit while a load runs, in MB (or the store's own limit when lower). A load's
- * statements spill past it; what the process holds beyond DuckDB's buffers (Node, the allocator's
- * free lists, the readers' per-thread state) grows with threads and rows, so at the store's
- * default 192 MB a 1 M-row load already peaked at 515–573 MB of RSS (issue 19, bench/load.mjs).
- */
-export const LOAD_MEMORY_MB = 128;
-
-/**
  * DuckDB's memory limit, in MB, at the least, while rows appended from JavaScript load (`mdq demo`,
  * the admin API's row loads): their staging table is sorted into `records` in one statement, which
  * for the demo's largest brand (11 M rows at `--scale 600`) ran out of memory under 128 MB. A
@@ -77,6 +70,11 @@ export interface DuckDbOptions {
    * spill to `<file>.tmp`. 0 or absent: DuckDB's default (80% of the machine's memory).
    */
   memoryMb?: number;
+  /**
+   * DuckDB's memory limit in MB while a file load runs (`MDQ_LOAD_MEMORY_MB`; absent:
+   * `DEFAULT_LOAD_MEMORY_MB`), whatever the store's own: the load's statements spill past it.
+   */
+  loadMemoryMb?: number;
 }
 
 /** Opens (creating if needed) the DuckDB store of a data directory; `:memory:` for tests. */
@@ -105,7 +103,7 @@ export async function openDuckDbStore(
   ).getRowObjectsJS() as Settings[];
   const loading: Settings = {
     threads: String(availableParallelism()),
-    memory_limit: `${memoryMb > 0 ? Math.min(memoryMb, LOAD_MEMORY_MB) : LOAD_MEMORY_MB}MB`,
+    memory_limit: `${options.loadMemoryMb ?? DEFAULT_LOAD_MEMORY_MB}MB`,
   };
   const appending: Settings = {
     threads: served!.threads,
@@ -489,7 +487,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
 }
 
 /**
- * Sets DuckDB's global settings for what runs next: a load's (every core, `LOAD_MEMORY_MB`; the
+ * Sets DuckDB's global settings for what runs next: a load's (every core, its own memory limit; the
  * insertion order stays kept: without it, reading NDJSON on two threads ran out of 128 MB) or the
  * served ones back. Reads running
  * meanwhile share them. A memory limit DuckDB cannot lower at once (readers pin more than it) is
