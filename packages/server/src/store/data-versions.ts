@@ -160,29 +160,30 @@ export async function nextVersion(run: SqlRun, brandId: string): Promise<bigint>
 }
 
 /**
- * After a load replaced the brand's rows of every day in `staging` (or of every (day, data
- * source) in it): stamps those days with a new version, recounts their rows and rolls them up
- * again (record-rollup.ts).
+ * After a load replaced the brand's rows of every day in `rolledUp` (its staged rows rolled up,
+ * record-rollup.ts `rollUpStaged`; or of every (day, data source) in it): stamps those days with
+ * a new version, recounts their rows and replaces their rollup rows.
  */
 export async function stampLoad(
   run: SqlRun,
-  load: { brandId: string; staging: string; replace: ReplaceScope; now: Date },
+  load: { brandId: string; rolledUp: string; replace: ReplaceScope; now: Date },
 ): Promise<bigint> {
   const version = await nextVersion(run, load.brandId);
-  const { brandId, staging } = load;
+  const { brandId, rolledUp } = load;
   await run(
     `INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
-      SELECT DISTINCT CAST($1 AS VARCHAR), date, CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM ${staging}
+      SELECT DISTINCT CAST($1 AS VARCHAR), date, CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM ${rolledUp}
       ON CONFLICT (brand_id, date) DO UPDATE SET version = excluded.version, changed_at_ms = excluded.changed_at_ms`,
     [brandId, version.toString(), load.now.getTime()],
   );
   await run(
-    `DELETE FROM day_row_counts WHERE brand_id = $1 AND ${replacedBy(load.replace, staging, "day_row_counts")}`,
+    `DELETE FROM day_row_counts WHERE brand_id = $1 AND ${replacedBy(load.replace, rolledUp, "day_row_counts")}`,
     [brandId],
   );
   await run(
     `INSERT INTO day_row_counts (brand_id, date, market, data_source, rows)
-      SELECT CAST($1 AS VARCHAR), date, market, data_source, count(*) FROM ${staging} GROUP BY date, market, data_source`,
+      SELECT CAST($1 AS VARCHAR), date, market, data_source, sum(rows) FROM ${rolledUp}
+      GROUP BY date, market, data_source`,
     [brandId],
   );
   await rollUpLoad(run, load);
