@@ -79,6 +79,9 @@ export const DEFAULT_DUCKDB_MEMORY_MB = 128;
  */
 export const DEFAULT_LOAD_MEMORY_MB = 256;
 
+/** The least `MDQ_LOAD_MEMORY_MB`: under 32 MB DuckDB could not load a one-row CSV file, under 48 it could. */
+export const MIN_LOAD_MEMORY_MB = 64;
+
 /** Thrown when a configuration value is invalid; the message names the key. */
 export class ConfigError extends Error {
   constructor(
@@ -229,7 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     loadMemoryMb: integer(
       read("loadMemoryMb") ?? String(DEFAULT_LOAD_MEMORY_MB),
       CONFIG_ENV.loadMemoryMb,
-      16,
+      MIN_LOAD_MEMORY_MB,
       1_048_576,
     ),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),

@@ -185,9 +185,9 @@ describe("the DuckDB store's settings during a load (issue 19)", () => {
     }
   });
 
-  it("refuses an MDQ_LOAD_MEMORY_MB that is not a whole number from 16 MB, naming it", () => {
+  it("refuses an MDQ_LOAD_MEMORY_MB that is not a whole number from 64 MB, naming it", () => {
     for (const [value, why] of [
-      ["8", "8 is outside 16..1048576"],
+      ["32", "32 is outside 64..1048576"],
       ["1.5", '"1.5" is not a whole number'],
     ]) {
       assert.throws(

@@ -7,9 +7,10 @@
 import { stat } from "node:fs/promises";
 import { todayIn } from "../calendar.js";
 import { type Change, type ChangeFeed, SOLO_CHANGE_FEED } from "../cluster/change-feed.js";
+import { DEFAULT_LOAD_MEMORY_MB } from "../config.js";
 import { AdminError } from "../errors.js";
 import { readFxFile } from "../load/fx-file.js";
-import { LoadFileError } from "../load/load-errors.js";
+import { LoadFileError, LoadOutOfMemoryError } from "../load/load-errors.js";
 import { type LoadProgressListener, LoadProgressReporter } from "../load/load-progress.js";
 import { checkRecordsRequest } from "../load/records-file.js";
 import { loadRecordsFile } from "../load/records-load.js";
@@ -264,6 +265,14 @@ export class RegionAdmin {
         ...(this.options.loadMemoryMb ? { memoryMb: this.options.loadMemoryMb } : {}),
       });
     } catch (error) {
+      if (error instanceof LoadOutOfMemoryError) {
+        throw new AdminError(
+          "UNAVAILABLE",
+          `the load ran out of memory: DuckDB needed more than MDQ_LOAD_MEMORY_MB (${
+            this.options.loadMemoryMb ?? DEFAULT_LOAD_MEMORY_MB
+          } MB) leaves it beside what reads hold meanwhile; nothing was changed: load again when fewer reads run, or raise MDQ_LOAD_MEMORY_MB`,
+        );
+      }
       if (error instanceof RecordIdConflictError) {
         throw new AdminError(
           "INVALID_FILE",

@@ -85,3 +85,16 @@ function describeRejection(
   const noun = errorCount === 1 ? "problem" : "problems";
   return [`${path}: rejected, nothing loaded (${errorCount} ${noun})`, ...lines].join("\n");
 }
+
+/**
+ * A load ran out of DuckDB's memory (`MDQ_LOAD_MEMORY_MB`): the file may be fine, and nothing was
+ * changed (the load's transaction rolled back). A load spills past the limit, so this happens
+ * when reads running meanwhile hold the memory it would spill with, or under a very low limit.
+ */
+export class LoadOutOfMemoryError extends Error {
+  override readonly name = "LoadOutOfMemoryError";
+
+  constructor(cause: unknown) {
+    super("the load ran out of DuckDB's memory (MDQ_LOAD_MEMORY_MB)", { cause });
+  }
+}

@@ -12,6 +12,7 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
 import type { LoadFormat } from "@mdq/contract";
 import { isCalendarDate } from "@mdq/contract";
+import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
 import { STAGING_COLUMNS, STORED_ORDER } from "../store/record-replace.js";
 import { csvFieldColumn, quoteIdentifier, sqlString } from "./file-staging.js";
 import { RecordsFileError } from "./load-errors.js";
@@ -75,7 +76,7 @@ export async function stageRecords(
   progress?: LoadProgressReporter,
 ): Promise<StagedRecords> {
   const source = await fileSource(connection, request).catch((error: unknown) => {
-    if (error instanceof RecordsFileError) throw error;
+    if (error instanceof RecordsFileError || isOutOfMemory(error)) throw error;
     // DuckDB cannot read the file's columns (a Parquet file that is not one).
     throw new RecordsNotClean(error instanceof Error ? error.message : String(error));
   });
@@ -93,8 +94,10 @@ export async function stageRecords(
       [request.path],
     );
   } catch (error) {
-    // The file does not parse as its format (a broken CSV row, a line that is not JSON).
     progress?.stop();
+    // Out of memory says nothing of the file: reading it again would not name a problem.
+    if (isOutOfMemory(error)) throw error;
+    // The file does not parse as its format (a broken CSV row, a line that is not JSON).
     throw new RecordsNotClean(error instanceof Error ? error.message : String(error));
   }
   const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${staging}`);

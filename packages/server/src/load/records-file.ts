@@ -7,6 +7,7 @@
  * on short vocabularies (dates, markets, ids, currencies) run in TypeScript once per distinct
  * value, and only the rows with problems are ever turned into messages.
  */
+import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
 import { checkLoadFile, openScratch } from "./file-staging.js";
 import { type LoadProblem, RecordsFileError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
@@ -60,7 +61,7 @@ export async function readRecordsFile(path: string, options: ReadRecordsOptions 
   } catch (error) {
     progress?.stop();
     scratch.close();
-    if (error instanceof RecordsFileError) throw error;
+    if (error instanceof RecordsFileError || isOutOfMemory(error)) throw error;
     throw new RecordsFileError(path, [
       { line: 0, message: `cannot read the file as ${format}: ${firstLine(error)}` },
     ]);

@@ -10,8 +10,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
 import { type LoadOrigin, type LoadSummary, type RecordLoads, stagesLoads } from "../store/store.js";
 import { openScratch } from "./file-staging.js";
+import { LoadOutOfMemoryError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
 import { RecordsNotClean, type StagingRequest, stageRecords, storedRowsOf } from "./record-staging.js";
 import { readRecordsFile } from "./records-file.js";
@@ -27,8 +29,29 @@ export interface LoadRunOptions {
   memoryMb?: number;
 }
 
-/** Loads the file of `request` into `store` for `brandId`; returns the load's summary. */
+/**
+ * Loads the file of `request` into `store` for `brandId`; returns the load's summary. Throws
+ * `LoadOutOfMemoryError` when DuckDB ran out of memory on the way (nothing changed).
+ */
 export async function loadRecordsFile(
+  store: RecordLoads,
+  brandId: string,
+  request: StagingRequest,
+  origin: LoadOrigin,
+  options: LoadRunOptions,
+): Promise<LoadSummary> {
+  try {
+    return await loadFile(store, brandId, request, origin, options);
+  } catch (error) {
+    // The DuckDB store's own statements may have mapped it for reads (duckdb-errors.ts).
+    if (isOutOfMemory(error) || isOutOfMemory((error as { cause?: unknown } | null)?.cause))
+      throw new LoadOutOfMemoryError(error);
+    throw error;
+  }
+}
+
+/** `loadRecordsFile`: the fast path, or the file's diagnosis and the rows it read. */
+async function loadFile(
   store: RecordLoads,
   brandId: string,
   request: StagingRequest,
