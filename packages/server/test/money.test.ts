@@ -87,6 +87,8 @@ const RECORDS: StoredRecord[] = [
   record("e2", "2020-01-03", "EUR", "cmp-early-eur", 10_000n, 0n), // EUR 1.0000
   // CHF never has a rate in 2020.
   record("c1", "2020-01-02", "CHF", "cmp-chf", 123_450n, 123_550n), // CHF 12.3450 / 12.3550
+  // A week after the last GBP rate (Mon 13, 0.86): days that carry it forward.
+  record("l1", "2020-01-20", "GBP", "cmp-late-gbp", 10_000n, 20_000n), // GBP 1.0000 / 2.0000
 ];
 
 /** [spend, revenue] of each record of WEEK in each output currency, by hand. */
@@ -254,6 +256,25 @@ describe("money: conversion and half-even rounding", () => {
       assert.equal(rows.length, Object.keys(EXPECTED_WEEK).length);
     });
   }
+
+  it("carries the latest rate from long before a range into it: records, aggregates read from the records, and the export", async () => {
+    // 10000 × 1000000 ÷ (860000 × 100) = 116.27… → 116; 20000 × … = 232.55… → 233.
+    const range = { from: "2020-01-20", to: "2020-01-21" };
+    assert.deepEqual(rowsOf(await recordsIn(range, "EUR"), "marketingRecords"), [
+      { recordId: "l1", spend: 1.16, revenue: 2.33, currency: "EUR" },
+    ]);
+    assert.deepEqual(await aggregate(range, "EUR", ["cmp-late-gbp"], ["DATE_DAY"]), [
+      { DATE_DAY: "2020-01-20", TOTAL_SPEND: 1.16, TOTAL_REVENUE: 2.33, currency: "EUR" },
+    ]);
+    const exported = await region.inject({
+      method: "GET",
+      url: `/export/marketing-records?clientId=${BRAND}&from=${range.from}&to=${range.to}&currency=EUR`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(exported.statusCode, 200, exported.body);
+    const line = JSON.parse(exported.body.trim()) as MoneyRow;
+    assert.deepEqual([line.recordId, line.spend, line.revenue, line.currency], ["l1", 1.16, 2.33, "EUR"]);
+  });
 
   it("answers in EUR when no currency is given", async () => {
     const response = await region.graphql(RECORDS_DEFAULT_CURRENCY, { c: BRAND, r: WEEK }, token);

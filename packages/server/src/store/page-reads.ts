@@ -358,9 +358,12 @@ function narrowToPage(
   return span === null ? query : { ...query, scope: { ...query.scope, ...span } };
 }
 
-/** Every stored FX rate (query-planner.ts `planFxRates`). */
-export async function readFxHistory(reader: SnapshotReader): Promise<DayRates> {
-  const table = await reader.run(planFxRates(reader.dialect));
+/** The stored FX rates (query-planner.ts `planFxRates`): every one, or those the days of `range` can use. */
+export async function readFxHistory(
+  reader: SnapshotReader,
+  range?: { from: string; to: string },
+): Promise<DayRates> {
+  const table = await reader.run(planFxRates(reader.dialect, range));
   return new FxHistory(
     Array.from({ length: table.rowCount }, (_, index) => ({
       currency: String(table.value(index, 0)),

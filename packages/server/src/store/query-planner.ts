@@ -28,7 +28,7 @@ import type {
   SortEntry,
 } from "./query-request.js";
 import { ROLLUP_TABLE } from "./record-rollup.js";
-import { currencyLiteral, type SqlDialect } from "./sql-dialect.js";
+import { currencyLiteral, fxRatesFor, type SqlDialect } from "./sql-dialect.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
 export interface PlannedSql {
@@ -645,13 +645,22 @@ export function planRecordsDayCurrencies(query: RecordsQuery, dialect: SqlDialec
 }
 
 /**
- * Plans every stored FX rate as rows (currency, day `YYYY-MM-DD`, rate_e6): the history walks
- * convert with (record-money.ts `FxHistory`), read once per data generation.
+ * Plans the stored FX rates as rows (currency, day `YYYY-MM-DD`, rate_e6): every one, the history
+ * walks convert with (record-money.ts `FxHistory`), read once per data generation; or, given a
+ * range, only those its days can use (`fxRatesFor`), as an export reads them once per export.
  */
-export function planFxRates(dialect: SqlDialect): PlannedSql {
+export function planFxRates(dialect: SqlDialect, range?: { from: string; to: string }): PlannedSql {
+  if (range === undefined) {
+    return {
+      sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM fx_rates ORDER BY currency, date`,
+      params: [],
+    };
+  }
+  const statement = new Statement(dialect);
+  const rates = fxRatesFor(statement.bind as (value: string) => string, range);
   return {
-    sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM fx_rates ORDER BY currency, date`,
-    params: [],
+    sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM (${rates}) rates ORDER BY currency, date`,
+    params: statement.params,
   };
 }
 

@@ -25,14 +25,6 @@ export interface SqlDialect {
   /** A timestamp expression as the engine's row mapping reads instants. */
   instant(expression: string): string;
   /**
-   * The body of the `day_rates` CTE: (currency, day, rate_e6) for every day in [from, to] and
-   * every one of `currencies`, carrying the latest rate on or before the day (NULL when none),
-   * plus the base currency at 1 (rate 1 000 000) on every day. `bind` adds a parameter and
-   * returns its placeholder; parameters must be bound in the order they appear in the text.
-   * `currencies` (never the base) come from the closed list of codes, so they are written as
-   * literals.
-   */
-  /**
    * A text expression as the driver can hand it over cheapest, for packed-page.ts to read as
    * UTF-8: DuckDB's BLOB (bytes, no decoding), PostgreSQL's text as it is.
    */
@@ -42,12 +34,38 @@ export interface SqlDialect {
    * `orderBy` (its own ORDER BY and LIMIT), in that order.
    */
   aggregateInOrder(value: string, separator: string, orderBy: string): string;
+  /**
+   * The body of the `day_rates` CTE: (currency, day, rate_e6) for every day in [from, to] and
+   * every one of `currencies`, carrying the latest rate on or before the day (NULL when none),
+   * plus the base currency at 1 (rate 1 000 000) on every day. `bind` adds a parameter and
+   * returns its placeholder; parameters must be bound in the order they appear in the text.
+   * `currencies` (never the base) come from the closed list of codes, so they are written as
+   * literals.
+   */
   dayRates(
     bind: (value: string) => string,
     range: { from: string; to: string },
     base: string,
     currencies: readonly string[],
   ): string;
+}
+
+/**
+ * The FX rates the days of [from, to] can use, as a subquery of (currency, date, rate_e6): each
+ * currency's latest rate on or before `from`, and its rates after it up to `to`. Read or joined
+ * instead of the whole of `fx_rates`, so that a read does not grow dearer with the FX history:
+ * with ECB's since 1999 (25 years of 29 currencies, 279 k rows) a DuckDB statement with the day
+ * rates took 81–111 ms against 25–27 ms through this, and 20–25 ms over the demo's one year. Both
+ * engines read it alike; `bind` as in `dayRates` (parameters bound in text order).
+ */
+export function fxRatesFor(
+  bind: (value: string) => string,
+  { from, to }: { from: string; to: string },
+): string {
+  const since = `SELECT currency, max(date) AS since FROM fx_rates WHERE date <= CAST(${bind(from)} AS DATE) GROUP BY currency`;
+  const until = `r.date <= CAST(${bind(to)} AS DATE)`;
+  return `SELECT r.currency, r.date, r.rate_e6 FROM fx_rates r LEFT JOIN (${since}) s ON s.currency = r.currency
+    WHERE ${until} AND r.date >= coalesce(s.since, CAST(${bind(from)} AS DATE))`;
 }
 
 /** DuckDB: `?` placeholders, `strftime`, HUGEINT, and an ASOF join for the rate of each day. */
@@ -71,7 +89,7 @@ export const DUCKDB_DIALECT: SqlDialect = {
     SELECT c.currency, d.day, f.rate_e6
     FROM (SELECT CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE) AS day) d
     CROSS JOIN (SELECT DISTINCT currency FROM fx_rates WHERE currency <> ${currencyLiteral(base)}) c
-    ASOF LEFT JOIN fx_rates f ON f.currency = c.currency AND d.day >= f.date
+    ASOF LEFT JOIN (${fxRatesFor(bind, { from, to })}) f ON f.currency = c.currency AND d.day >= f.date
     UNION ALL
     SELECT CAST(${bind(base)} AS VARCHAR), CAST(unnest(generate_series(CAST(${bind(from)} AS DATE), CAST(${bind(to)} AS DATE), INTERVAL 1 DAY)) AS DATE), 1000000`,
 };
