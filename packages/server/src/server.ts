@@ -34,6 +34,7 @@ import { acceptRawBodies } from "./plugins/request-body.js";
 import { exportsRecords } from "./store/export/record-export.js";
 import { withPageCache } from "./store/page-cache.js";
 import type { Store } from "./store/store.js";
+import { sweepWorkDirs } from "./work-dirs.js";
 
 /** What a running service holds. */
 export interface Service {
@@ -90,6 +91,10 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     forceCloseConnections: "idle",
     clientErrorHandler: answerClientError,
   });
+  // Work directories of processes killed mid-way (work-dirs.ts): nothing else removes them.
+  const swept = await sweepWorkDirs();
+  if (swept.length > 0)
+    app.log.info({ directories: swept }, "removed the work directories of processes that are gone");
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
   // Metered outside the page cache, so rows served from memory are counted too.
   const cachedStore = withPageCache(parts.store, config.pageCacheMb * 1024 * 1024, (query, result) =>

@@ -5,8 +5,7 @@
  * and the metrics hold no secret, no client address and nothing an operator could change.
  */
 import { createWriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -19,6 +18,7 @@ import Fastify, {
 import { AdminError, STORE_UNAVAILABLE_MESSAGE } from "../errors.js";
 import type { ServiceMetrics } from "../observability/metrics.js";
 import { StoreUnavailableError } from "../store/store.js";
+import { makeWorkDir } from "../work-dirs.js";
 import {
   APP_PARAMS,
   brandIdOf,
@@ -203,7 +203,7 @@ export function buildAdminListener(
     if (!(request.body instanceof Readable)) {
       throw new AdminError("BAD_INPUT", "an upload's body is the file, sent as application/octet-stream");
     }
-    const folder = await mkdtemp(join(tmpdir(), "mdq-upload-"));
+    const folder = await makeWorkDir("upload");
     try {
       const path = join(folder, uploadFileName(request.query));
       const command = uploadCommand(request.query, path);

@@ -4,11 +4,10 @@
  * module adds what an operator needs on top: the file's own line numbers for every problem.
  */
 import { createReadStream, rmSync } from "node:fs";
-import { mkdtemp, open, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { open, stat } from "node:fs/promises";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { DEFAULT_LOAD_MEMORY_MB } from "../config.js";
+import { makeWorkDir } from "../work-dirs.js";
 import type { LoadProblem } from "./load-errors.js";
 
 /** A throw-away DuckDB for one file; `close()` frees its memory. */
@@ -25,7 +24,7 @@ export interface Scratch {
  * not depend on the file's size (issue 19).
  */
 export async function openScratch(memoryMb = DEFAULT_LOAD_MEMORY_MB): Promise<Scratch> {
-  const spill = await mkdtemp(join(tmpdir(), "mdq-scratch-"));
+  const spill = await makeWorkDir("scratch");
   let instance: DuckDBInstance;
   let connection: DuckDBConnection;
   try {

@@ -7,11 +7,11 @@
  * is the stricter in corner cases, such as a date before the year 1000), the load goes on from
  * that read. Either way the store replaces the brand's rows in one transaction: all or nothing.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
 import { type LoadOrigin, type LoadSummary, type RecordLoads, stagesLoads } from "../store/store.js";
+import { makeWorkDir } from "../work-dirs.js";
 import { openScratch } from "./file-staging.js";
 import { LoadOutOfMemoryError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
@@ -107,7 +107,7 @@ async function handOver(
   onReplacing: () => void,
   write: (target: string) => Promise<void>,
 ): Promise<LoadSummary> {
-  const directory = await mkdtemp(join(tmpdir(), "mdq-load-"));
+  const directory = await makeWorkDir("load");
   try {
     const target = join(directory, `records.${store.storedFileFormat}`);
     await write(target);

@@ -9,11 +9,11 @@
  */
 import { execFile } from "node:child_process";
 import { closeSync, constants, openSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { makeWorkDir } from "../../work-dirs.js";
 
 const run = promisify(execFile);
 
@@ -38,7 +38,7 @@ export interface ExportPipe {
 
 /** Makes a pipe in a new private directory and opens its ends. */
 export async function openExportPipe(): Promise<ExportPipe> {
-  const directory = await mkdtemp(join(tmpdir(), "mdq-export-"));
+  const directory = await makeWorkDir("export");
   const path = join(directory, "rows");
   let reader: Socket;
   let writer: number | null;
