@@ -75,8 +75,8 @@ export function pageDays(
 const MAX_WALKS = 512;
 /** Boundaries kept per walk at most (a 2 M-row range at 1000-row pages). */
 const MAX_BOUNDARIES = 2000;
-/** FX histories kept at most: one per data generation still being read. */
-const MAX_FX_HISTORIES = 4;
+/** FX histories kept at most: one per range a walk or an aggregate asked (a few thousand rates each). */
+const MAX_FX_HISTORIES = 64;
 
 /** The remembered walks of one store. */
 export class WalkMemory {
@@ -84,15 +84,20 @@ export class WalkMemory {
   private readonly fxHistories = new LRUCache<string, Promise<DayRates>>({ max: MAX_FX_HISTORIES });
 
   /**
-   * The stored FX rates under `generation`, read with `read` the first time: every walk (each
-   * range, app, currency, page size) converts and checks rates with the same history.
+   * The stored FX rates a range can use under `generation`, read with `read` the first time:
+   * every walk of the range (each app, currency, page size) converts and checks with them.
    */
-  fxHistory(generation: string, read: () => Promise<DayRates>): Promise<DayRates> {
-    let history = this.fxHistories.get(generation);
+  fxHistory(
+    generation: string,
+    range: { from: string; to: string },
+    read: () => Promise<DayRates>,
+  ): Promise<DayRates> {
+    const key = `${generation}\u0000${range.from}\u0000${range.to}`;
+    let history = this.fxHistories.get(key);
     if (history === undefined) {
       history = read();
-      this.fxHistories.set(generation, history);
-      history.catch(() => this.fxHistories.delete(generation));
+      this.fxHistories.set(key, history);
+      history.catch(() => this.fxHistories.delete(key));
     }
     return history;
   }
