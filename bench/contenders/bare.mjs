@@ -52,8 +52,10 @@ for (const row of (
   (row.kind === "market" ? grants.markets : grants.dataSources).push(row.value);
   grantsByBrand.set(row.brand_id, grants);
 }
-// The FX history pages convert their stored money with, read once (the bench's data does not change).
-const fxColumns = (await setup.runAndReadAll(planFxRates(DUCKDB_DIALECT).sql)).getColumnsJS();
+// The FX history pages convert their stored money with, read once for every day (the bench's data
+// does not change).
+const fxRates = planFxRates(DUCKDB_DIALECT, { from: "1900-01-01", to: "9999-12-31" });
+const fxColumns = (await setup.runAndReadAll(fxRates.sql, fxRates.params)).getColumnsJS();
 const fxHistory = new FxHistory(
   fxColumns[0].map((currency, index) => ({
     currency,

@@ -292,7 +292,7 @@ function walkRates(
   generation: string | null,
   range: { from: string; to: string },
 ): () => Promise<DayRates> {
-  const read = () => readFxHistory(reader, { from: range.from, to: range.to });
+  const read = () => readFxHistory(reader, range);
   if (generation !== null) return () => walks.fxHistory(generation, range, read);
   let history: Promise<DayRates> | undefined;
   return () => {
@@ -362,10 +362,10 @@ function narrowToPage(
   return span === null ? query : { ...query, scope: { ...query.scope, ...span } };
 }
 
-/** The stored FX rates (query-planner.ts `planFxRates`): every one, or those the days of `range` can use. */
+/** The stored FX rates the days of `range` can use (query-planner.ts `planFxRates`). */
 export async function readFxHistory(
   reader: SnapshotReader,
-  range?: { from: string; to: string },
+  range: { from: string; to: string },
 ): Promise<DayRates> {
   const table = await reader.run(planFxRates(reader.dialect, range));
   return new FxHistory(

@@ -645,19 +645,13 @@ export function planRecordsDayCurrencies(query: RecordsQuery, dialect: SqlDialec
 }
 
 /**
- * Plans the stored FX rates as rows (currency, day `YYYY-MM-DD`, rate_e6): every one, the history
- * walks convert with (record-money.ts `FxHistory`), read once per data generation; or, given a
- * range, only those its days can use (`fxRatesFor`), as an export reads them once per export.
+ * Plans the stored FX rates the days of `range` can use (`fxRatesFor`) as rows (currency, day
+ * `YYYY-MM-DD`, rate_e6): what walks and rollup aggregates convert with (record-money.ts
+ * `FxHistory`, once per data generation and range) and an export checks with.
  */
-export function planFxRates(dialect: SqlDialect, range?: { from: string; to: string }): PlannedSql {
-  if (range === undefined) {
-    return {
-      sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM fx_rates ORDER BY currency, date`,
-      params: [],
-    };
-  }
+export function planFxRates(dialect: SqlDialect, range: { from: string; to: string }): PlannedSql {
   const statement = new Statement(dialect);
-  const rates = fxRatesFor(statement.bind as (value: string) => string, range);
+  const rates = fxRatesFor(statement.bind, range);
   return {
     sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM (${rates}) rates ORDER BY currency, date`,
     params: statement.params,
