@@ -58,6 +58,15 @@ export interface ServiceConfig {
 }
 
 /**
+ * The page cache's memory for answered pages by default, in MB (the pages a walk reads ahead wait
+ * apart, within as much again: store/page-cache.ts). 32 rather than 64: the server's peak RSS at
+ * demo scale 600 under 8 concurrent walks fell from 478–486 MB to 416–463 MB
+ * (`bench/serve-memory.mjs --cold`, issue 17); a cold walk reads each page once, so the answered
+ * pages serve only repeats.
+ */
+export const DEFAULT_PAGE_CACHE_MB = 32;
+
+/**
  * DuckDB's threads per statement by default: one. Concurrent requests already run on separate
  * connections (and threads); splitting each statement across the cores as well cost 15% more CPU
  * per page of a cold walk for no more throughput (docs/configuration.md, issue 11).
@@ -216,7 +225,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       3_600_000,
     ),
     redisUrl: connectionUrl(read("redisUrl"), CONFIG_ENV.redisUrl, ["redis:", "rediss:"]),
-    pageCacheMb: integer(read("pageCacheMb") ?? "64", CONFIG_ENV.pageCacheMb, 0, 65_536),
+    pageCacheMb: integer(
+      read("pageCacheMb") ?? String(DEFAULT_PAGE_CACHE_MB),
+      CONFIG_ENV.pageCacheMb,
+      0,
+      65_536,
+    ),
     duckdbThreads: integer(
       read("duckdbThreads") ?? String(DEFAULT_DUCKDB_THREADS),
       CONFIG_ENV.duckdbThreads,

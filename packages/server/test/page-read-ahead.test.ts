@@ -8,7 +8,7 @@ import { after, describe, it } from "node:test";
 import { addDays } from "../src/calendar.js";
 import { seedDemoRegion } from "../src/demo/demo-seed.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
-import { PageCache, READ_AHEAD_ROWS } from "../src/store/page-cache.js";
+import { PageCache, pageBytes, READ_AHEAD_ROWS } from "../src/store/page-cache.js";
 import type { RecordsQuery, RowScope } from "../src/store/query-request.js";
 import type { RecordsPage } from "../src/store/store.js";
 import { StoreDecorator } from "../src/store/store-decorator.js";
@@ -34,7 +34,12 @@ async function readAheadFixture() {
   const range = { from: addDays(TODAY, -60), to: addDays(TODAY, -1), channels: null, campaignIds: null };
   const scope: RowScope = { brandId: brandClientId, ...range, markets, dataSources };
   const counting = new CountingStore(store);
-  return { store, counting, cache: new PageCache(counting, 64 * 1024 * 1024), scope };
+  return {
+    store,
+    counting,
+    cache: (maxBytes = 64 * 1024 * 1024) => new PageCache(counting, maxBytes),
+    scope,
+  };
 }
 
 describe("page cache read-ahead", () => {
@@ -42,15 +47,10 @@ describe("page cache read-ahead", () => {
   after(async () => (await fixture).store.close());
 
   it("reads page 1 alone, ahead for the walk after it, and a page asked out of order alone", async () => {
-    const { counting, cache, scope } = await fixture;
-    const sort: RecordsQuery["sort"] = [{ field: "CLICKS", direction: "DESC" }];
-    const page = (number: number): RecordsQuery => ({
-      scope,
-      currency: "EUR",
-      fields: ["recordId", "spend"],
-      sort,
-      page: { page: number, pageSize: PAGE_SIZE },
-    });
+    const { counting, scope } = await fixture;
+    const cache = (await fixture).cache();
+    counting.asked.length = 0;
+    const page = pageOf(scope, "CLICKS");
     const ahead = READ_AHEAD_ROWS / PAGE_SIZE;
     const first = await cache.queryRecords(page(1));
     assert.equal(first[0]!.rowCount, PAGE_SIZE, "the range holds more than a batch of pages");
@@ -66,4 +66,37 @@ describe("page cache read-ahead", () => {
     await cache.queryRecords(page(3 * ahead + 6));
     assert.deepEqual(counting.asked, [1, ahead, ahead, 1, ahead], "a walk from there reads ahead again");
   });
+
+  it("keeps the pages read ahead for their walk while other answers fill the cache", async () => {
+    const { counting, scope } = await fixture;
+    const walk = pageOf(scope, "CLICKS");
+    const other = pageOf(scope, "IMPRESSIONS");
+    const ahead = READ_AHEAD_ROWS / PAGE_SIZE;
+    const first = await counting.queryRecords(walk(1));
+    // Room for the walk's pages read ahead, and for fewer answered pages than are asked below.
+    const cache = (await fixture).cache((ahead + 2) * pageBytes(first[0]!));
+    counting.asked.length = 0;
+    await cache.queryRecords(walk(1));
+    await cache.queryRecords(walk(2));
+    assert.deepEqual(counting.asked, [1, ahead], "page 2 read its batch");
+    // Another walk's every other page, each read alone and answered: more than the cache keeps
+    // answered, so the walk's own answered pages are pushed out.
+    const others = ahead + 4;
+    for (let number = 0; number < others; number += 1) await cache.queryRecords(other(2 * number + 1));
+    assert.deepEqual(counting.asked.slice(2), new Array(others).fill(1));
+    counting.asked.length = 0;
+    for (let number = 3; number <= ahead + 1; number += 1) await cache.queryRecords(walk(number));
+    assert.deepEqual(counting.asked, [], "the walk's pages read ahead waited for it");
+  });
 });
+
+/** The pages of a walk of `scope` sorted by `field`, descending. */
+function pageOf(scope: RowScope, field: "CLICKS" | "IMPRESSIONS") {
+  return (number: number): RecordsQuery => ({
+    scope,
+    currency: "EUR",
+    fields: ["recordId", "spend"],
+    sort: [{ field, direction: "DESC" }],
+    page: { page: number, pageSize: PAGE_SIZE },
+  });
+}

@@ -12,8 +12,14 @@
  * walks and many apps of one brand reading the same days; bench/README.md reports MDQ with and
  * without it. What it does for a first-time walk is read-ahead: a records page it does not hold
  * but whose previous page it holds is read with the pages after it, up to `READ_AHEAD_ROWS` rows,
- * in one statement (any sort), and those pages are filed here (and awaited by requests that
- * arrive meanwhile).
+ * in one statement (any sort), and those pages wait here, apart from the answered ones, until
+ * their walk asks them (and are awaited by requests that arrive meanwhile).
+ *
+ * Apart, because in one LRU the pages that 8 concurrent walks had just been answered pushed out
+ * the pages read ahead for the others before they were asked, so those were read again: a 32 MB
+ * cache cost 25 % more CPU per walk than a 64 MB one. Kept apart, answered pages can have the
+ * smaller budget, and a walk's next page still waits for it (issue 17: the server's peak RSS at
+ * scale 600 under 8 walks, docs/architecture.md).
  */
 import { LRUCache } from "lru-cache";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
@@ -27,7 +33,7 @@ type CachedPage = PageResult<Row> | RecordsPage;
  * Rough bytes of a cached page: what bounds the cache's memory. A records page's value counts
  * its JSON too, which the GraphQL layer keeps beside the page (graphql/records-json.ts).
  */
-function pageBytes(page: CachedPage): number {
+export function pageBytes(page: CachedPage): number {
   if ("columns" in page) return 256 + page.rowCount * (64 + page.fields.length * 64);
   const first = page.rows[0];
   const fields = first ? Object.keys(first).length : 0;
@@ -45,8 +51,9 @@ export type PageCacheLookup = (query: "records" | "aggregate", result: "hit" | "
 
 /**
  * Wraps `store` so that `queryRecords` and `queryAggregate` answer from memory when the same query
- * was answered under the current data generation; `maxBytes` 0 returns `store` itself.
- * @example const store = withPageCache(await openStore(config), 64 * 1024 * 1024);
+ * was answered under the current data generation; `maxBytes` 0 returns `store` itself. Answered
+ * pages take at most `maxBytes`; pages read ahead and not asked yet, as much again.
+ * @example const store = withPageCache(await openStore(config), 32 * 1024 * 1024);
  */
 export function withPageCache(store: Store, maxBytes: number, onLookup?: PageCacheLookup): Store {
   return maxBytes <= 0 ? store : new PageCache(store, maxBytes, onLookup);
@@ -54,7 +61,10 @@ export function withPageCache(store: Store, maxBytes: number, onLookup?: PageCac
 
 /** The page cache: a typed decorator of the store (store-decorator.ts) overriding its page reads. */
 export class PageCache extends StoreDecorator {
+  /** Pages answered: what a repeated query is answered from. */
   private readonly pages: LRUCache<string, CachedPage>;
+  /** Records pages read ahead that no request has asked yet; asked, a page moves to `pages`. */
+  private readonly ahead: LRUCache<string, RecordsPage>;
   /** Concurrent misses of one aggregate key share one store read. */
   private readonly inFlight = new Map<string, Promise<PageResult<Row>>>();
   /** Records pages being read, the pages read ahead included (null: not in the batch after all). */
@@ -66,10 +76,9 @@ export class PageCache extends StoreDecorator {
     private readonly onLookup?: PageCacheLookup,
   ) {
     super(inner);
-    this.pages = new LRUCache<string, CachedPage>({
-      maxSize: maxBytes,
-      sizeCalculation: (page) => Math.max(1, pageBytes(page)),
-    });
+    const sizeCalculation = (page: CachedPage) => Math.max(1, pageBytes(page));
+    this.pages = new LRUCache<string, CachedPage>({ maxSize: maxBytes, sizeCalculation });
+    this.ahead = new LRUCache<string, RecordsPage>({ maxSize: maxBytes, sizeCalculation });
   }
 
   override queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
@@ -80,13 +89,28 @@ export class PageCache extends StoreDecorator {
   override async queryRecords(query: RecordsQuery): Promise<RecordsPage[]> {
     const generation = await this.inner.dataGeneration();
     const key = keyOf(generation, "records", query);
-    const hit = (this.pages.get(key) as RecordsPage | undefined) ?? (await this.recordsInFlight.get(key));
+    let hit = (this.pages.get(key) as RecordsPage | undefined) ?? this.answeredAhead(key);
+    const reading = hit ? undefined : this.recordsInFlight.get(key);
+    if (reading) {
+      hit = (await reading) ?? undefined;
+      // Read ahead while this request waited: it is answered now.
+      if (hit) this.answeredAhead(key);
+    }
     if (hit) {
       this.onLookup?.("records", "hit");
       return [hit];
     }
     this.onLookup?.("records", "miss");
     return [await this.readAhead(generation, query)];
+  }
+
+  /** The page read ahead under `key`, moved to the answered pages; undefined when none waits. */
+  private answeredAhead(key: string): RecordsPage | undefined {
+    const page = this.ahead.get(key);
+    if (page === undefined) return undefined;
+    this.ahead.delete(key);
+    this.pages.set(key, page);
+    return page;
   }
 
   /**
@@ -102,7 +126,7 @@ export class PageCache extends StoreDecorator {
    * SQL with read-ahead).
    */
   private async readAhead(generation: string, query: RecordsQuery): Promise<RecordsPage> {
-    const { pages, recordsInFlight } = this;
+    const { pages, ahead: waiting, recordsInFlight } = this;
     const previous = { ...query, page: { ...query.page, page: query.page.page - 1 } };
     const walking = query.page.page > 1 && pages.has(keyOf(generation, "records", previous));
     const ahead = walking ? Math.max(1, Math.floor(READ_AHEAD_ROWS / query.page.pageSize)) : 1;
@@ -111,7 +135,7 @@ export class PageCache extends StoreDecorator {
     for (let index = 0; index < ahead; index += 1) {
       const pageQuery = { ...query, page: { ...query.page, page: query.page.page + index } };
       const pageKey = keyOf(generation, "records", pageQuery);
-      if (index > 0 && (pages.has(pageKey) || recordsInFlight.has(pageKey))) continue;
+      if (index > 0 && (pages.has(pageKey) || waiting.has(pageKey) || recordsInFlight.has(pageKey))) continue;
       // A page past the batch is past the data's end, and a failed batch read nothing: null
       // sends a request for such a page to read it on its own.
       const reading =
@@ -124,7 +148,8 @@ export class PageCache extends StoreDecorator {
       const settled = reading.then(
         (page) => {
           recordsInFlight.delete(pageKey);
-          if (page !== null) pages.set(pageKey, page);
+          // The page asked is answered now; the pages after it wait for their walk.
+          if (page !== null) (index === 0 ? pages : waiting).set(pageKey, page);
           return page;
         },
         (error: unknown) => {
