@@ -39,14 +39,25 @@ export function inclusiveDayCount(from: string, to: string): number {
   return toEpochDay(to) - toEpochDay(from) + 1;
 }
 
+/**
+ * A day formatter per time zone, made once: making an `Intl.DateTimeFormat` costs about 0.8 ms,
+ * which every `marketingDataReadiness` without a date paid (issue 17).
+ */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** Today's date in `timeZone` (an IANA name such as `Europe/London`). */
 export function todayIn(timeZone: string, now: Date = new Date()): string {
-  return new Intl.DateTimeFormat("en-CA", {
-    timeZone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-  }).format(now);
+  let format = dayFormats.get(timeZone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+    });
+    dayFormats.set(timeZone, format);
+  }
+  return format.format(now);
 }
 
 /** Whether `timeZone` is an IANA time zone this runtime knows. */

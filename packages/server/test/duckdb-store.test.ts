@@ -110,8 +110,12 @@ describe("the DuckDB store's threads (MDQ_DUCKDB_THREADS)", () => {
 describe("the DuckDB store's settings during a load (issue 19)", () => {
   let work: string;
   let store: DuckDbStore;
-  const SETTINGS = `SELECT current_setting('threads')::VARCHAR AS threads,
-    CAST(round(CAST(regexp_extract(current_setting('memory_limit'), '[0-9.]+') AS DOUBLE)) AS INTEGER)::VARCHAR AS mib`;
+  // From duckdb_settings(), read when the statement runs: the store prepares its reads once, and
+  // `current_setting` is read when a statement is prepared.
+  const setting = (name: string) => `max(CASE WHEN name = '${name}' THEN value END)`;
+  const SETTINGS = `SELECT ${setting("threads")} AS threads,
+    CAST(round(CAST(regexp_extract(${setting("memory_limit")}, '[0-9.]+') AS DOUBLE)) AS INTEGER)::VARCHAR AS mib
+    FROM duckdb_settings()`;
   /** MB as DuckDB shows a memory limit: whole MiB. */
   const mib = (mb: number) => String(Math.round((mb * 1e6) / 2 ** 20));
   /** DuckDB's global settings as reads see them. */
