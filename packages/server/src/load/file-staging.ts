@@ -21,9 +21,13 @@ export interface Scratch {
 /**
  * Opens an in-memory DuckDB for one load file, capped at `memoryMb` (`MDQ_LOAD_MEMORY_MB`) and
  * spilling to a private temporary directory, which `close()` removes: the memory of a load does
- * not depend on the file's size (issue 19).
+ * not depend on the file's size (issue 19). It runs on every core unless `threads` says otherwise
+ * (an export's Parquet writer, store/export/parquet-from-csv.ts, takes one).
  */
-export async function openScratch(memoryMb = DEFAULT_LOAD_MEMORY_MB): Promise<Scratch> {
+export async function openScratch(
+  memoryMb = DEFAULT_LOAD_MEMORY_MB,
+  { threads }: { threads?: number } = {},
+): Promise<Scratch> {
   const spill = await makeWorkDir("scratch");
   let instance: DuckDBInstance;
   let connection: DuckDBConnection;
@@ -31,6 +35,7 @@ export async function openScratch(memoryMb = DEFAULT_LOAD_MEMORY_MB): Promise<Sc
     instance = await DuckDBInstance.create(":memory:", {
       memory_limit: `${memoryMb}MB`,
       temp_directory: spill,
+      ...(threads === undefined ? {} : { threads: String(threads) }),
     });
     connection = await instance.connect();
   } catch (error) {

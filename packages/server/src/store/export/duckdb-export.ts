@@ -20,8 +20,11 @@ import type { ExportSnapshot, ResultColumns } from "./record-export.js";
  */
 const LINES = "FORMAT csv, HEADER false, QUOTE '\u0001', DELIMITER '\u0002', USE_TMP_FILE false";
 
-/** `statements` written by DuckDB into a pipe, one COPY after another, read back as they come. */
-async function* copied(
+/**
+ * `statements` written by DuckDB into a pipe, one COPY after another with `options`, read back as
+ * they come (also a scratch DuckDB's, parquet-from-csv.ts).
+ */
+export async function* copied(
   connection: DuckDBConnection,
   statements: Iterable<PlannedSql>,
   options: string,
@@ -87,7 +90,7 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
       }
     },
     copyLines: (statements) => copied(connection, statements, LINES),
-    copyParquet: (statement) => copied(connection, [statement], "FORMAT parquet, USE_TMP_FILE false"),
+    copyParquet: ({ whole }) => copied(connection, [whole], "FORMAT parquet, USE_TMP_FILE false"),
     async end() {
       if (ended) return;
       ended = true;

@@ -2,8 +2,9 @@
  * The export's snapshot on PostgreSQL: a pooled connection, one REPEATABLE READ READ ONLY
  * transaction. The text formats are written by the server itself, `COPY (...) TO STDOUT` read
  * through pg-copy-streams (its stream pauses the connection's socket when the client reads
- * slowly); the others are read through a cursor (pg-cursor) one batch at a time, as fast as the
- * client takes them. The statement timeout does not apply inside it (`SET LOCAL`): an export is
+ * slowly); so is Parquet's CSV, which a scratch DuckDB writes as Parquet (parquet-from-csv.ts);
+ * Arrow is read through a cursor (pg-cursor) one batch at a time, as fast as the client takes
+ * them. The statement timeout does not apply inside it (`SET LOCAL`): an export is
  * long by design and bounded instead by the instance's export slots (`MDQ_EXPORT_CONCURRENCY`).
  * However the export ends, the connection goes back to the pool, or is discarded when it cannot
  * even roll back, so aborted exports never leak pool slots.
@@ -17,6 +18,7 @@ import { storeError } from "../postgres/postgres-errors.js";
 import { UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
+import { parquetFromCsv } from "./parquet-from-csv.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
 
 /** How long a cursor's close may take before its connection is given up. */
@@ -80,31 +82,35 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       ...reader,
       run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
     },
-    async *copyLines(statements): AsyncIterable<Uint8Array> {
-      for (const statement of statements) {
-        const copy = client.query(
-          Object.assign(
-            copyTo(`COPY (${withLiterals(client, statement)}) TO STDOUT (${LINES})`),
-            UNBOUNDED_QUERY,
-          ),
-        );
-        try {
-          yield* copy;
-        } catch (error) {
-          broken = true;
-          throw storeError(error);
-        } finally {
-          // Stopped early, the COPY is still running on the connection: it cannot be reused.
-          if (!copy.readableEnded) broken = true;
-        }
-      }
-    },
+    copyLines: (statements) => copied(statements, LINES),
+    copyParquet: ({ windows, currency }) => parquetFromCsv(copied(windows, "FORMAT csv"), currency),
     stream: (statements) =>
       cursorRows(client, statements, () => {
         broken = true;
       }),
     end,
   };
+
+  /** `statements` written by PostgreSQL with `COPY ... TO STDOUT (options)`, one after another. */
+  async function* copied(statements: Iterable<PlannedSql>, options: string): AsyncIterable<Uint8Array> {
+    for (const statement of statements) {
+      const copy = client.query(
+        Object.assign(
+          copyTo(`COPY (${withLiterals(client, statement)}) TO STDOUT (${options})`),
+          UNBOUNDED_QUERY,
+        ),
+      );
+      try {
+        yield* copy;
+      } catch (error) {
+        broken = true;
+        throw storeError(error);
+      } finally {
+        // Stopped early, the COPY is still running on the connection: it cannot be reused.
+        if (!copy.readableEnded) broken = true;
+      }
+    }
+  }
 }
 
 /**

@@ -87,10 +87,20 @@ export interface ExportSnapshot {
    * value, then `\n`), statement after statement, with the consumer's pace.
    */
   copyLines(statements: Iterable<PlannedSql>): AsyncIterable<Uint8Array>;
-  /** A planned statement's rows written by the engine as a Parquet file; absent when it cannot. */
-  copyParquet?(statement: PlannedSql): AsyncIterable<Uint8Array>;
+  /**
+   * The rows written as one Parquet file, in `planExportParquet`'s columns: read by one statement
+   * (`whole`) or by the same rows' windows one after another, whichever the engine writes from.
+   */
+  copyParquet(rows: ParquetRows): AsyncIterable<Uint8Array>;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
+}
+
+/** An export's rows for `ExportSnapshot.copyParquet`, in the Parquet file's columns. */
+export interface ParquetRows {
+  whole: PlannedSql;
+  windows: readonly PlannedSql[];
+  currency: CurrencyCode;
 }
 
 /** Rows of the first window: few, so that the first byte comes early. */
@@ -241,8 +251,14 @@ class SnapshotExport implements RecordExport {
       const body = this.snapshot.copyLines(lines);
       return this.once(format === "csv" ? crlf(body) : body);
     }
-    if (format === "parquet" && this.snapshot.copyParquet && this.whole !== null)
-      return this.once(this.snapshot.copyParquet(planExportParquet(this.whole, this.currency)));
+    // A Parquet file of no rows (its schema alone) is written from `batches`.
+    if (format === "parquet" && this.whole !== null) {
+      const { currency } = this;
+      const typed = (plan: PlannedExport) => planExportParquet(plan, currency);
+      return this.once(
+        this.snapshot.copyParquet({ whole: typed(this.whole), windows: this.plans.map(typed), currency }),
+      );
+    }
     return null;
   }
 

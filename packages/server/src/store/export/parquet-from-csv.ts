@@ -1,0 +1,95 @@
+/**
+ * Parquet from an engine that does not write it (PostgreSQL): the export's rows come as CSV (the
+ * engine's `COPY ... TO STDOUT (FORMAT csv)`, in `planExportParquet`'s columns), are fed through a
+ * named pipe to a scratch DuckDB, and DuckDB writes the Parquet file into another pipe
+ * (`COPY (SELECT * FROM read_csv(...)) TO ... (FORMAT parquet)`), so that no value becomes a
+ * JavaScript value on the way. Both pipes carry the client's pace back to the engine.
+ *
+ * Measured (issue 18, 283,500 rows from PostgreSQL, 2-core AMD EPYC): 168–234 k rows/s, against
+ * 62 k rows/s when the rows were read through a cursor and written by hyparquet-writer.
+ *
+ * A failure of the CSV's source fails the body before DuckDB can see the end of its input: a
+ * Parquet file is readable once its footer is written, so a source cut short must never end as a
+ * smaller whole file.
+ */
+import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { openScratch } from "../../load/file-staging.js";
+import { copied } from "./duckdb-export.js";
+import { openInputPipe } from "./export-pipe.js";
+
+/**
+ * The scratch DuckDB's memory limit in MB: it holds a row group at a time (`ROW_GROUP_ROWS`), a
+ * few MB; the export's own memory stays within issue 18's 64 MB.
+ */
+const SCRATCH_MEMORY_MB = 64;
+
+/**
+ * Bytes DuckDB's CSV reader takes from the pipe at a time: by default it fills 16 MB before it
+ * parses a row, so the first row group came after 16 MB of rows (about 1 s). A row is at most a
+ * few KB (record-rules.ts: its longest text 256 characters).
+ */
+const READ_BUFFER_BYTES = 1 << 20;
+
+/** Rows per Parquet row group: a row group is written (and sent) as soon as it is full. */
+export const ROW_GROUP_ROWS = 16_384;
+
+/** The Parquet columns' DuckDB types (`planExportParquet`): money as DECIMAL of the minor unit. */
+function csvColumns(currency: CurrencyCode): string {
+  const money = `DECIMAL(18, ${CURRENCIES[currency].minorUnits})`;
+  const types: Record<RecordField, string> = {
+    recordId: "VARCHAR",
+    date: "DATE",
+    market: "VARCHAR",
+    dataSource: "VARCHAR",
+    channel: "VARCHAR",
+    campaignId: "VARCHAR",
+    campaignName: "VARCHAR",
+    impressions: "BIGINT",
+    clicks: "BIGINT",
+    spend: money,
+    conversions: "DOUBLE",
+    revenue: money,
+    currency: "VARCHAR",
+  };
+  return `{${RECORD_FIELDS.map((field) => `'${field}': '${types[field]}'`).join(", ")}}`;
+}
+
+/** The Parquet file of the CSV rows of `csv` (no header, RFC 4180 quoting), as it is written. */
+export async function* parquetFromCsv(
+  csv: AsyncIterable<Uint8Array>,
+  currency: CurrencyCode,
+): AsyncIterable<Uint8Array> {
+  const scratch = await openScratch(SCRATCH_MEMORY_MB, { threads: 1 });
+  const input = await openInputPipe().catch((error: unknown) => {
+    scratch.close();
+    throw error;
+  });
+  const read = `SELECT * FROM read_csv('${input.path}', header = false, auto_detect = false,
+    delim = ',', quote = '"', escape = '"', columns = ${csvColumns(currency)},
+    buffer_size = ${READ_BUFFER_BYTES}, max_line_size = ${READ_BUFFER_BYTES})`;
+  const parquet = copied(
+    scratch.connection,
+    [{ sql: read, params: [] }],
+    `FORMAT parquet, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}, USE_TMP_FILE false`,
+  )[Symbol.asyncIterator]();
+  const feeding = input.feed(csv);
+  feeding.catch(() => undefined);
+  // Settles only when the feeding fails: the source's error, raced against every chunk.
+  const fed = feeding.then(() => new Promise<never>(() => undefined));
+  try {
+    for (;;) {
+      const next = await Promise.race([parquet.next(), fed]);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    // Closing the input first ends DuckDB's read, so the pending chunk (if any) settles and the
+    // writer's own cleanup (interrupt, drain, close) can run.
+    scratch.connection.interrupt();
+    await input.close();
+    await parquet.return?.();
+    // The source's own cleanup (the engine's COPY ended or its connection marked) comes first.
+    await feeding.catch(() => undefined);
+    scratch.close();
+  }
+}
