@@ -1,6 +1,8 @@
 /**
  * Parquet (`application/vnd.apache.parquet`), written with hyparquet-writer as rows arrive: one
- * row group per `ROW_GROUP_ROWS` rows, each sent as soon as it is encoded, the footer last.
+ * row group per `ROW_GROUP_ROWS` rows, each sent as soon as it is encoded, the footer last. Both
+ * engines write an export's Parquet themselves (store/export/); this writer writes what no engine
+ * statement does: the file of an export of no rows, its schema alone.
  * Typed columns: `date` a DATE, `impressions` and `clicks` INT64, `conversions` a DOUBLE, `spend`
  * and `revenue` DECIMAL(18, minor unit of the currency) — the exact amounts, not doubles.
  */

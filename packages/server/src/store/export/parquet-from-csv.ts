@@ -5,8 +5,12 @@
  * (`COPY (SELECT * FROM read_csv(...)) TO ... (FORMAT parquet)`), so that no value becomes a
  * JavaScript value on the way. Both pipes carry the client's pace back to the engine.
  *
- * Measured (issue 18, 283,500 rows from PostgreSQL, 2-core AMD EPYC): 168–234 k rows/s, against
- * 62 k rows/s when the rows were read through a cursor and written by hyparquet-writer.
+ * Measured (issue 18, `bench/export.mjs`, brand-acme's 90 days at scale 150 from PostgreSQL, 2-core
+ * AMD EPYC): 120–124 k rows/s through HTTP, against 62 k when the rows were read through a cursor
+ * and written by hyparquet-writer. The first bytes come later, though (0.5 s against 36 ms): the
+ * first row group waits for 16,384 rows, so for the export's second window (and the scratch's
+ * start, about 0.15 s); row groups of 4096 rows made the file 40 % larger and came no sooner, as
+ * DuckDB's CSV reader fills its buffer before it parses.
  *
  * A failure of the CSV's source fails the body before DuckDB can see the end of its input: a
  * Parquet file is readable once its footer is written, so a source cut short must never end as a
