@@ -155,10 +155,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     const value = overrides[key] ?? env[CONFIG_ENV[key]];
     return value === undefined || value === "" ? undefined : String(value);
   };
+  /** A whole-number setting: its variable, else `fallback`, within `min..max`. */
+  const wholeNumber = (key: keyof typeof CONFIG_ENV, fallback: number, min: number, max: number) =>
+    integer(read(key) ?? String(fallback), CONFIG_ENV[key], min, max);
   const region = read("region") ?? "uk";
   if (!isRegion(region))
     throw new ConfigError(CONFIG_ENV.region, "use a lower-case region code such as uk or us");
-  const port = integer(read("port") ?? "4000", CONFIG_ENV.port, 0, 65535);
+  const port = wholeNumber("port", 4000, 0, 65535);
   const defaultUrl = `http://localhost:${port}`;
   const authUrl = url(read("authUrl") ?? defaultUrl, CONFIG_ENV.authUrl);
   const baseUrl = url(read("baseUrl") ?? authUrl, CONFIG_ENV.baseUrl);
@@ -197,60 +200,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     dataDir: read("dataDir") ?? `./data/${region}`,
     timeZone,
     rateLimit: Object.freeze({
-      max: integer(read("rateLimitMax") ?? "1000", CONFIG_ENV.rateLimitMax, 1, 1_000_000_000),
-      windowSeconds: integer(
-        read("rateLimitWindowSeconds") ?? "300",
-        CONFIG_ENV.rateLimitWindowSeconds,
-        1,
-        86_400,
-      ),
+      max: wholeNumber("rateLimitMax", 1000, 1, 1_000_000_000),
+      windowSeconds: wholeNumber("rateLimitWindowSeconds", 300, 1, 86_400),
     }),
     trustedProxies: Object.freeze(trustedProxies),
-    maxBodyBytes: integer(read("maxBodyBytes") ?? "65536", CONFIG_ENV.maxBodyBytes, 1024, 10_485_760),
-    authCacheSeconds: integer(read("authCacheSeconds") ?? "10", CONFIG_ENV.authCacheSeconds, 0, 60),
+    maxBodyBytes: wholeNumber("maxBodyBytes", 65_536, 1024, 10_485_760),
+    authCacheSeconds: wholeNumber("authCacheSeconds", 10, 0, 60),
     logLevel: logLevel as ServiceConfig["logLevel"],
     adminHost,
-    adminPort: integer(
-      read("adminPort") ?? String(port === 0 ? 0 : (port + 1000) % 65536),
-      CONFIG_ENV.adminPort,
-      0,
-      65535,
-    ),
+    adminPort: wholeNumber("adminPort", port === 0 ? 0 : (port + 1000) % 65536, 0, 65535),
     databaseUrl: connectionUrl(read("databaseUrl"), CONFIG_ENV.databaseUrl, ["postgres:", "postgresql:"]),
-    databasePoolSize: integer(read("databasePoolSize") ?? "10", CONFIG_ENV.databasePoolSize, 1, 1000),
-    databaseStatementTimeoutMs: integer(
-      read("databaseStatementTimeoutMs") ?? "15000",
-      CONFIG_ENV.databaseStatementTimeoutMs,
-      100,
-      3_600_000,
-    ),
+    databasePoolSize: wholeNumber("databasePoolSize", 10, 1, 1000),
+    databaseStatementTimeoutMs: wholeNumber("databaseStatementTimeoutMs", 15_000, 100, 3_600_000),
     redisUrl: connectionUrl(read("redisUrl"), CONFIG_ENV.redisUrl, ["redis:", "rediss:"]),
-    pageCacheMb: integer(
-      read("pageCacheMb") ?? String(DEFAULT_PAGE_CACHE_MB),
-      CONFIG_ENV.pageCacheMb,
-      0,
-      65_536,
-    ),
-    duckdbThreads: integer(
-      read("duckdbThreads") ?? String(DEFAULT_DUCKDB_THREADS),
-      CONFIG_ENV.duckdbThreads,
-      0,
-      1024,
-    ),
-    duckdbMemoryMb: integer(
-      read("duckdbMemoryMb") ?? String(DEFAULT_DUCKDB_MEMORY_MB),
-      CONFIG_ENV.duckdbMemoryMb,
-      0,
-      1_048_576,
-    ),
-    loadMemoryMb: integer(
-      read("loadMemoryMb") ?? String(DEFAULT_LOAD_MEMORY_MB),
-      CONFIG_ENV.loadMemoryMb,
-      MIN_LOAD_MEMORY_MB,
-      1_048_576,
-    ),
+    pageCacheMb: wholeNumber("pageCacheMb", DEFAULT_PAGE_CACHE_MB, 0, 65_536),
+    duckdbThreads: wholeNumber("duckdbThreads", DEFAULT_DUCKDB_THREADS, 0, 1024),
+    duckdbMemoryMb: wholeNumber("duckdbMemoryMb", DEFAULT_DUCKDB_MEMORY_MB, 0, 1_048_576),
+    loadMemoryMb: wholeNumber("loadMemoryMb", DEFAULT_LOAD_MEMORY_MB, MIN_LOAD_MEMORY_MB, 1_048_576),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
-    exportConcurrency: integer(read("exportConcurrency") ?? "4", CONFIG_ENV.exportConcurrency, 1, 1000),
+    exportConcurrency: wholeNumber("exportConcurrency", 4, 1, 1000),
   });
 }
 
