@@ -64,7 +64,7 @@ export class PageCache extends StoreDecorator {
   /** Pages answered: what a repeated query is answered from. */
   private readonly pages: LRUCache<string, CachedPage>;
   /** Records pages read ahead that no request has asked yet; asked, a page moves to `pages`. */
-  private readonly ahead: LRUCache<string, RecordsPage>;
+  private readonly waiting: LRUCache<string, RecordsPage>;
   /** Concurrent misses of one aggregate key share one store read. */
   private readonly inFlight = new Map<string, Promise<PageResult<Row>>>();
   /** Records pages being read, the pages read ahead included (null: not in the batch after all). */
@@ -78,7 +78,7 @@ export class PageCache extends StoreDecorator {
     super(inner);
     const sizeCalculation = (page: CachedPage) => Math.max(1, pageBytes(page));
     this.pages = new LRUCache<string, CachedPage>({ maxSize: maxBytes, sizeCalculation });
-    this.ahead = new LRUCache<string, RecordsPage>({ maxSize: maxBytes, sizeCalculation });
+    this.waiting = new LRUCache<string, RecordsPage>({ maxSize: maxBytes, sizeCalculation });
   }
 
   override queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
@@ -106,9 +106,9 @@ export class PageCache extends StoreDecorator {
 
   /** The page read ahead under `key`, moved to the answered pages; undefined when none waits. */
   private answeredAhead(key: string): RecordsPage | undefined {
-    const page = this.ahead.get(key);
+    const page = this.waiting.get(key);
     if (page === undefined) return undefined;
-    this.ahead.delete(key);
+    this.waiting.delete(key);
     this.pages.set(key, page);
     return page;
   }
@@ -126,7 +126,7 @@ export class PageCache extends StoreDecorator {
    * SQL with read-ahead).
    */
   private async readAhead(generation: string, query: RecordsQuery): Promise<RecordsPage> {
-    const { pages, ahead: waiting, recordsInFlight } = this;
+    const { pages, waiting, recordsInFlight } = this;
     const previous = { ...query, page: { ...query.page, page: query.page.page - 1 } };
     const walking = query.page.page > 1 && pages.has(keyOf(generation, "records", previous));
     const ahead = walking ? Math.max(1, Math.floor(READ_AHEAD_ROWS / query.page.pageSize)) : 1;

@@ -87,8 +87,8 @@ export async function* parquetFromCsv(
       yield next.value;
     }
   } finally {
-    // Closing the input first ends DuckDB's read, so the pending chunk (if any) settles and the
-    // writer's own cleanup (interrupt, drain, close) can run.
+    // DuckDB interrupted and its input closed first, the chunk being read (if any) settles, and
+    // then the writer's own cleanup (interrupt, drain, close) can run.
     scratch.connection.interrupt();
     await input.close();
     await parquet.return?.();
