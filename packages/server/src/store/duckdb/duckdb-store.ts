@@ -135,14 +135,15 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   }
 
   /**
-   * A read's rows, its statement prepared once per reader connection (prepared-statements.ts): one
-   * trip to libuv's pool instead of three, which took readiness from 13.8 to 11.2 ms at scale 600.
-   * What DuckDB reads when it prepares (`current_setting`) is that of the first run.
+   * A read's rows. Not prepared once and kept, as the page reads are: DuckDB (1.5.6) plans a sort by
+   * a text column with the column's statistics when it prepares, and a statement prepared while
+   * `brands` was empty, run after the demo's brands were added, answered their ids cut to one
+   * character (or crashed the process): the brand list of `mdq demo` (cli demo.test.ts).
    */
   protected async rows(sql: string, params: DuckDBValue[] = []): Promise<Row[]> {
     return this.readers.use(async (connection) => {
       try {
-        return (await preparedStatementsOf(connection).runAndReadAll(sql, params)).getRowObjectsJS();
+        return (await connection.runAndReadAll(sql, params)).getRowObjectsJS();
       } catch (error) {
         throw storeError(error);
       }
