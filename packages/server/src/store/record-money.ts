@@ -27,8 +27,8 @@ const BASE_RATE_E6 = 1_000_000n;
 
 /**
  * The stored FX rates of a range of days, read once per data generation and range
- * (walk-memory.ts): a day's rate is that day's, else the latest earlier one; EUR's is 1 (CONTRACT §3 rule 7), as the planner's day-rate
- * table has it. Held as typed arrays, 12 bytes a rate (3.3 MB for ECB's history since 1999, 279 k
+ * (walk-memory.ts): a day's rate is that day's, else the latest earlier one; EUR's is 1 (CONTRACT
+ * §3 rule 7), as the planner's day-rate table has it. Held as typed arrays, 12 bytes a rate (3.3 MB for ECB's history since 1999, 279 k
  * rates, which held 11 MB of heap as day strings and BigInts for as long as a generation lasts).
  */
 export class FxHistory implements DayRates {

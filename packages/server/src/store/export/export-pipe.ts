@@ -39,14 +39,25 @@ export interface ExportPipe {
   close(): Promise<void>;
 }
 
+/** A named pipe `name` in a new private export directory (removed again if `mkfifo` fails). */
+async function makeFifo(name: string): Promise<{ directory: string; path: string }> {
+  const directory = await makeWorkDir("export");
+  const path = join(directory, name);
+  try {
+    await run("mkfifo", ["-m", "600", path]);
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  }
+  return { directory, path };
+}
+
 /** Makes a pipe in a new private directory and opens its ends. */
 export async function openExportPipe(): Promise<ExportPipe> {
-  const directory = await makeWorkDir("export");
-  const path = join(directory, "rows");
+  const { directory, path } = await makeFifo("rows");
   let reader: Socket;
   let writer: number | null;
   try {
-    await run("mkfifo", ["-m", "600", path]);
     const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
     reader = new Socket({ fd, readable: true, writable: false });
@@ -106,14 +117,7 @@ const READER_POLL_MS = 2;
  * a write end opened, written and closed before the engine came would leave it waiting for ever.
  */
 export async function openInputPipe(): Promise<InputPipe> {
-  const directory = await makeWorkDir("export");
-  const path = join(directory, "input");
-  try {
-    await run("mkfifo", ["-m", "600", path]);
-  } catch (error) {
-    await rm(directory, { recursive: true, force: true });
-    throw error;
-  }
+  const { directory, path } = await makeFifo("input");
   const stopped = new AbortController();
   let writer: Socket | null = null;
   /** The write end, opened as soon as a reader has the pipe open (ENXIO until then); null once closed. */

@@ -116,17 +116,39 @@ export function planExportLines(plan: PlannedExport, format: LineFormat, dialect
 }
 
 /**
- * The export's rows of `plan` with the Parquet file's types: `date` a DATE, the counts INT64,
- * `conversions` a DOUBLE, the amounts DECIMAL(18, minor unit of `currency`) — the exact amounts,
- * rounded from GraphQL's doubles to the minor unit they came from.
+ * The Parquet file's column types, as DuckDB names them: `date` a DATE, the counts BIGINT (INT64),
+ * `conversions` a DOUBLE, the amounts DECIMAL(18, minor unit of `currency`), the rest text.
+ */
+export function parquetColumnTypes(currency: CurrencyCode): Readonly<Record<RecordField, string>> {
+  const money = `DECIMAL(18, ${CURRENCIES[currency].minorUnits})`;
+  return {
+    recordId: "VARCHAR",
+    date: "DATE",
+    market: "VARCHAR",
+    dataSource: "VARCHAR",
+    channel: "VARCHAR",
+    campaignId: "VARCHAR",
+    campaignName: "VARCHAR",
+    impressions: "BIGINT",
+    clicks: "BIGINT",
+    spend: money,
+    conversions: "DOUBLE",
+    revenue: money,
+    currency: "VARCHAR",
+  };
+}
+
+/**
+ * The export's rows of `plan` with the Parquet file's types (`parquetColumnTypes`): the date and
+ * the amounts cast (DATE and DECIMAL read alike in both engines) — the exact amounts, rounded from
+ * GraphQL's doubles to the minor unit they came from; the others are already of their type.
  */
 export function planExportParquet(plan: PlannedExport, currency: CurrencyCode): PlannedExport {
-  const scale = CURRENCIES[currency].minorUnits;
+  const types = parquetColumnTypes(currency);
   const columns = RECORD_FIELDS.map((field) => {
     const column = `e."${field}"`;
-    if (field === "date") return `CAST(${column} AS DATE) AS "date"`;
-    if (field === "spend" || field === "revenue")
-      return `CAST(${column} AS DECIMAL(18, ${scale})) AS "${field}"`;
+    if (field === "date" || field === "spend" || field === "revenue")
+      return `CAST(${column} AS ${types[field]}) AS "${field}"`;
     return column;
   });
   return { sql: `SELECT ${columns.join(", ")} FROM (${plan.sql}) e`, params: plan.params };

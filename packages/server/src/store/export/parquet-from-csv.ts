@@ -16,10 +16,11 @@
  * Parquet file is readable once its footer is written, so a source cut short must never end as a
  * smaller whole file.
  */
-import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { type CurrencyCode, RECORD_FIELDS } from "@mdq/contract";
 import { openScratch } from "../../load/file-staging.js";
 import { copied } from "./duckdb-export.js";
 import { openInputPipe } from "./export-pipe.js";
+import { parquetColumnTypes } from "./export-sql.js";
 
 /**
  * The scratch DuckDB's memory limit in MB: it holds a row group at a time (`ROW_GROUP_ROWS`), a
@@ -37,24 +38,9 @@ const READ_BUFFER_BYTES = 1 << 20;
 /** Rows per Parquet row group: a row group is written (and sent) as soon as it is full. */
 export const ROW_GROUP_ROWS = 16_384;
 
-/** The Parquet columns' DuckDB types (`planExportParquet`): money as DECIMAL of the minor unit. */
+/** The CSV's columns as `read_csv` takes them: the Parquet file's types (export-sql.ts). */
 function csvColumns(currency: CurrencyCode): string {
-  const money = `DECIMAL(18, ${CURRENCIES[currency].minorUnits})`;
-  const types: Record<RecordField, string> = {
-    recordId: "VARCHAR",
-    date: "DATE",
-    market: "VARCHAR",
-    dataSource: "VARCHAR",
-    channel: "VARCHAR",
-    campaignId: "VARCHAR",
-    campaignName: "VARCHAR",
-    impressions: "BIGINT",
-    clicks: "BIGINT",
-    spend: money,
-    conversions: "DOUBLE",
-    revenue: money,
-    currency: "VARCHAR",
-  };
+  const types = parquetColumnTypes(currency);
   return `{${RECORD_FIELDS.map((field) => `'${field}': '${types[field]}'`).join(", ")}}`;
 }
 
