@@ -2,6 +2,7 @@
  * Service configuration: one typed schema with defaults, read from the environment (`MDQ_*`)
  * and overrides (CLI flags), validated once at start and frozen. A bad value names its key.
  */
+import { availableParallelism } from "node:os";
 import { isRegion, isTimeZone } from "@mdq/contract";
 
 export interface ServiceConfig {
@@ -55,6 +56,8 @@ export interface ServiceConfig {
   readonly explorer: boolean;
   /** Bulk exports one instance runs at once (export/export-slots.ts); one more is answered 429. */
   readonly exportConcurrency: number;
+  /** Exports that read their rows at once, taking turns (export/export-turns.ts). */
+  readonly exportLanes: number;
 }
 
 /**
@@ -65,6 +68,14 @@ export interface ServiceConfig {
  * pages serve only repeats.
  */
 export const DEFAULT_PAGE_CACHE_MB = 32;
+
+/**
+ * Exports that read at once by default: one core fewer than the machine has (at least one), so
+ * that exports streaming flat out leave a core to GraphQL.
+ */
+export function defaultExportLanes(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
 
 /**
  * DuckDB's threads per statement by default: one. Concurrent requests already run on separate
@@ -129,6 +140,7 @@ export const CONFIG_ENV = {
   loadMemoryMb: "MDQ_LOAD_MEMORY_MB",
   explorer: "MDQ_EXPLORER",
   exportConcurrency: "MDQ_EXPORT_CONCURRENCY",
+  exportLanes: "MDQ_EXPORT_LANES",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -219,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     loadMemoryMb: wholeNumber("loadMemoryMb", DEFAULT_LOAD_MEMORY_MB, MIN_LOAD_MEMORY_MB, 1_048_576),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
     exportConcurrency: wholeNumber("exportConcurrency", 4, 1, 1000),
+    exportLanes: wholeNumber("exportLanes", defaultExportLanes(), 1, 1000),
   });
 }
 

@@ -14,6 +14,7 @@ import type { ServiceConfig } from "./config.js";
 import { MdqError, OAuthError } from "./errors.js";
 import { exportEndpoint } from "./export/export-endpoint.js";
 import { ExportSlots } from "./export/export-slots.js";
+import { ExportTurns } from "./export/export-turns.js";
 import { graphqlEndpoint } from "./graphql/graphql-endpoint.js";
 import { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 import { RedisRateLimiter } from "./limits/redis-rate-limit.js";
@@ -173,7 +174,8 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     // The export reads the engine itself: the page cache and metrics wrap only page reads.
     if (exportsRecords(parts.store)) {
       const slots = new ExportSlots(config.exportConcurrency);
-      await exportEndpoint(scope, { store: parts.store, keys, apps, settings, slots });
+      const turns = new ExportTurns(config.exportLanes);
+      await exportEndpoint(scope, { store: parts.store, keys, apps, settings, slots, turns });
     }
   });
   await app.register(async (scope) => {

@@ -197,7 +197,8 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
     const region = changesRegion(engine, {
       days: DAYS,
       scale: 2,
-      config: { exportConcurrency: EXPORT_CONCURRENCY },
+      // One lane: exports take turns at the engine on any machine (export/export-turns.ts).
+      config: { exportConcurrency: EXPORT_CONCURRENCY, exportLanes: 1 },
       async seed(store, today) {
         const bulkFirst = addDays(today, -DAYS - BULK_DAYS);
         await store.replaceRecords("brand-acme", bulkRecords(bulkFirst), {
@@ -518,6 +519,35 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       }
       for (const answer of await Promise.all(open)) assert.equal(answer.complete, true);
       assert.equal((await exportOf()).status, 200);
+    });
+
+    it("takes turns: an export whose client stops reading holds back no other", async () => {
+      const range = { from: bulk.from, to: bulk.to };
+      let gate: (() => void) | undefined;
+      const stalled = rawGet(
+        exportUrl(range),
+        { authorization: `Bearer ${await token()}` },
+        () => new Promise<void>((resolve) => (gate = resolve)),
+      );
+      while (gate === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+      try {
+        // The stalled export held the only lane; this one streams whole all the same.
+        const other = await exportOf(range);
+        assert.equal(other.status, 200);
+        assert.equal(other.complete, true);
+        assert.equal(
+          other.body.toString("utf8").split("\n").length - 1,
+          Number(other.headers["mdq-row-count"]),
+        );
+      } finally {
+        gate?.();
+      }
+      const resumed = await stalled;
+      assert.equal(resumed.complete, true);
+      assert.equal(
+        resumed.body.toString("utf8").split("\n").length - 1,
+        Number(resumed.headers["mdq-row-count"]),
+      );
     });
 
     it("cuts the connection without the final chunk when the store fails mid-stream", async () => {

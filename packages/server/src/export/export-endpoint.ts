@@ -35,6 +35,7 @@ import { methodNotAllowed, refuseMethod, sendGraphQLError } from "../plugins/err
 import type { RecordExport, RecordExports } from "../store/export/record-export.js";
 import { exportRequestOf } from "./export-request.js";
 import { EXPORT_RETRY_AFTER_SECONDS, type ExportSlots } from "./export-slots.js";
+import type { ExportTurns } from "./export-turns.js";
 import { type BodyChunk, RECORDS_WRITERS, type RecordsWriter } from "./records-writer.js";
 
 export interface ExportEndpointOptions {
@@ -43,6 +44,7 @@ export interface ExportEndpointOptions {
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };
   slots: ExportSlots;
+  turns: ExportTurns;
 }
 
 /** A compressing stream for a content coding, by name. */
@@ -151,9 +153,8 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
       ...(encoding !== null ? { "content-encoding": encoding } : {}),
     });
     reply.raw.writeHead(200, headers);
-    const body = Readable.from(bodyChunks(opened, format, RECORDS_WRITERS[format](currency)), {
-      objectMode: false,
-    });
+    const chunks = bodyChunks(opened, format, RECORDS_WRITERS[format](currency));
+    const body = Readable.from(options.turns.paced(chunks), { objectMode: false });
     const streams: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = encoder
       ? [body, encoder(), reply.raw]
       : [body, reply.raw];
