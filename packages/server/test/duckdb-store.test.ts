@@ -251,3 +251,62 @@ describe("the DuckDB store's reads after the data grew", () => {
     }
   });
 });
+
+describe("the DuckDB store's stored order", () => {
+  /** A record of `day` with id `id` (the other fields alike). */
+  const record = (id: string, day: string): StoredRecord => ({
+    recordId: id,
+    date: day,
+    market: "GB",
+    dataSource: "google_ads",
+    channel: "search",
+    campaignId: `c-${id}`,
+    campaignName: "Order",
+    impressions: 1,
+    clicks: 1,
+    spendE4: 10_000n,
+    conversionsE4: 0n,
+    revenueE4: 0n,
+    currency: "EUR",
+  });
+  const days = ["2021-03-01", "2021-03-02", "2021-03-03"];
+  /** Per day, ids that sort against the order they are given in. */
+  const ids = (day: string) => ["z", "m", "a"].map((letter) => `${letter}-${day}`);
+
+  it("keeps a load whose days come together and in order as it comes, and sorts one whose days are mixed", async () => {
+    const store = await openDuckDbStore(":memory:");
+    try {
+      const reads = store as unknown as { rows(sql: string): Promise<Record<string, unknown>[]> };
+      const stored = async (brandId: string) =>
+        (await reads.rows(`SELECT record_id FROM records WHERE brand_id = '${brandId}' ORDER BY rowid`)).map(
+          (row) => String(row["record_id"]),
+        );
+      // Days ascending, each day's rows together: inserted as given (no sort by record id).
+      const grouped = days.flatMap((day) => ids(day).map((id) => record(id, day)));
+      await store.replaceRecords("brand-grouped", grouped, { processingDate: "2021-03-04", source: "s" });
+      assert.deepEqual(
+        await stored("brand-grouped"),
+        grouped.map((row) => row.recordId),
+      );
+      // Days descending too.
+      const descending = [...days].reverse().flatMap((day) => ids(day).map((id) => record(id, day)));
+      await store.replaceRecords("brand-descending", descending, {
+        processingDate: "2021-03-04",
+        source: "s",
+      });
+      assert.deepEqual(
+        await stored("brand-descending"),
+        descending.map((row) => row.recordId),
+      );
+      // Days mixed: sorted as STORED_ORDER keeps them (day descending, then record id).
+      const mixed = ids("x").flatMap((_, index) => days.map((day) => record(ids(day)[index]!, day)));
+      await store.replaceRecords("brand-mixed", mixed, { processingDate: "2021-03-04", source: "s" });
+      assert.deepEqual(
+        await stored("brand-mixed"),
+        [...days].reverse().flatMap((day) => [...ids(day)].sort()),
+      );
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -46,7 +46,11 @@ export interface StagedLoad {
   staging: string;
   /** Rows in the staging table. */
   rows: number;
-  /** Whether the staging table already holds its rows in `STORED_ORDER`. */
+  /**
+   * Whether the staging table's rows may be inserted as they are: already in `STORED_ORDER`, or,
+   * on DuckDB, whose reads need only a brand's days together, with their days together and in
+   * order (duckdb/staged-order.ts).
+   */
   sorted: boolean;
   origin: LoadOrigin;
 }

@@ -41,6 +41,7 @@ import { ConnectionPool } from "./connection-pool.js";
 import { storeError } from "./duckdb-errors.js";
 import { preparedStatementsOf } from "./prepared-statements.js";
 import { DUCKDB_SCHEMA } from "./schema.js";
+import { stagedDaysInOrder } from "./staged-order.js";
 
 /** Name of the database file inside the data directory. */
 export const DUCKDB_FILE = "mdq.duckdb";
@@ -450,7 +451,8 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
         brandId,
         staging,
         rows,
-        sorted,
+        // Days already together and in order are all DuckDB's reads need (staged-order.ts).
+        sorted: sorted || (await stagedDaysInOrder(connection, staging)),
         origin,
       });
       await connection.run(`DROP TABLE ${staging}`);
