@@ -45,7 +45,7 @@ export interface ChangedDay {
 
 /** What changed for a caller in a date range since a version. */
 export interface DataChanges {
-  /** The brand's current version (`brandVersion`): what the caller passes as `since` next time. */
+  /** The brand's current version (`brandVersionColumns`): what the caller passes as `since` next time. */
   version: bigint;
   /** Why the caller's visible scope changed since `since`; null when it did not. */
   scopeChange: string | null;
@@ -330,16 +330,20 @@ function placeholders(first: number, count: number): string {
  * counter. This is the version a brand is shown (readiness, `marketingDataChanges`): another
  * brand's load never moves it nor shows in the gap between two of its versions. It only grows (a
  * day's version is only ever raised, scope and FX versions only added), lives in the store, and
- * reads the same on every instance (CONTRACT §6.1).
+ * reads the same on every instance (CONTRACT §6.1). Its three parts as columns of a SELECT, each
+ * subquery binding the brand with `brand()` (a placeholder per use).
  */
-const BRAND_VERSION_SQL = `SELECT
-      (SELECT max(version) FROM day_versions WHERE brand_id = $1) AS day_version,
-      (SELECT max(version) FROM brand_fx_versions WHERE brand_id = $1) AS fx_version,
-      (SELECT max(version) FROM scope_versions WHERE brand_id = $1) AS scope_version`;
+export function brandVersionColumns(brand: () => string): string {
+  return `(SELECT max(version) FROM day_versions WHERE brand_id = ${brand()}) AS day_version,
+      (SELECT max(version) FROM brand_fx_versions WHERE brand_id = ${brand()}) AS fx_version,
+      (SELECT max(version) FROM scope_versions WHERE brand_id = ${brand()}) AS scope_version`;
+}
 
-/** The brand's latest version (`BRAND_VERSION_SQL`). */
-export async function brandVersion(run: SqlRun, brandId: string): Promise<bigint> {
-  const [row] = await run(BRAND_VERSION_SQL, [brandId]);
+/** The brand's latest version alone (`brandVersionColumns`), the brand as `$1`. */
+const BRAND_VERSION_SQL = `SELECT ${brandVersionColumns(() => "$1")}`;
+
+/** The brand's latest version from a row holding `brandVersionColumns`. */
+export function brandVersionOf(row: Record<string, unknown> | undefined): bigint {
   return maxVersion(row?.["day_version"], row?.["fx_version"], row?.["scope_version"]);
 }
 

@@ -4,7 +4,12 @@
  * supplies how it runs one statement, its dialect, how its rows read as the store's types, and
  * its read snapshots.
  */
-import { brandVersion, type DataChanges, type DataChangesRequest, readDataChanges } from "./data-versions.js";
+import {
+  brandVersionOf,
+  type DataChanges,
+  type DataChangesRequest,
+  readDataChanges,
+} from "./data-versions.js";
 import {
   type ExportQuery,
   type ExportSnapshot,
@@ -98,11 +103,7 @@ export abstract class SqlStore implements RecordExports {
   async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
     const { sql, params } = planReadiness(brandId, processingDate, grants, this.dialect);
     const [row] = await this.rows(sql, params);
-    const version = await brandVersion(
-      (text, values) => this.rows(text, values as PlannedSql["params"]),
-      brandId,
-    );
-    return { ...this.rowsAs.readiness(row), dataVersion: version.toString() };
+    return { ...this.rowsAs.readiness(row), dataVersion: brandVersionOf(row).toString() };
   }
 
   dataChanges(request: DataChangesRequest): Promise<DataChanges> {
