@@ -54,6 +54,17 @@ for (const engine of engines()) {
       assert.deepEqual(again, { dataVersion, fullResyncRequired: false, reason: null, days: [] });
     });
 
+    it("gives the brand's version for a range that holds no day at all", async () => {
+      const { dataVersion } = await changes(whole(), null);
+      const empty = { from: addDays(first(), -400), to: addDays(first(), -300) };
+      assert.deepEqual(await changes(empty, null), {
+        dataVersion,
+        fullResyncRequired: false,
+        reason: null,
+        days: [],
+      });
+    });
+
     it("lists exactly the 3 restated days, with their new rows, and pageInfo and readiness speak the new version", async () => {
       const before = await changes(whole(), null);
       const restated = [addDays(first(), 10), addDays(first(), 11), addDays(first(), 40)];

@@ -339,9 +339,6 @@ export function brandVersionColumns(brand: () => string): string {
       (SELECT max(version) FROM scope_versions WHERE brand_id = ${brand()}) AS scope_version`;
 }
 
-/** The brand's latest version alone (`brandVersionColumns`), the brand as `$1`. */
-const BRAND_VERSION_SQL = `SELECT ${brandVersionColumns(() => "$1")}`;
-
 /** The brand's latest version from a row holding `brandVersionColumns`. */
 export function brandVersionOf(row: Record<string, unknown> | undefined): bigint {
   return maxVersion(row?.["day_version"], row?.["fx_version"], row?.["scope_version"]);
@@ -368,8 +365,29 @@ export async function readDataChanges(
 ): Promise<DataChanges> {
   const value = async (sql: string, params: PlannedSql["params"] = []) =>
     (await reader.run({ sql, params })).value(0, 0);
-  const latest = await reader.run({ sql: BRAND_VERSION_SQL, params: [request.brandId] });
-  const version = maxVersion(latest.value(0, 0), latest.value(0, 1), latest.value(0, 2));
+  const { markets, dataSources } = request.grants;
+  const visible =
+    markets.length > 0 && dataSources.length > 0
+      ? `c.market IN (${placeholders(4, markets.length)}) AND c.data_source IN (${placeholders(4 + markets.length, dataSources.length)})`
+      : "FALSE";
+  // Columns: the brand's version (its three parts, `brandVersionColumns`), then per day: date,
+  // day version, day changed at, visible rows; one row of versions alone when no day has any.
+  // Set-based: one grouped read of the row counts joined by day, not a correlated count per day.
+  const table = await reader.run({
+    sql: `SELECT v.day_version, v.fx_version, v.scope_version,
+      d.day, d.version, d.changed_at_ms, d.rows
+    FROM (SELECT ${brandVersionColumns(() => "$1")}) v LEFT JOIN (
+      SELECT ${reader.dialect.formatDate("d.date")} AS day, d.date, d.version, d.changed_at_ms,
+        coalesce(c.rows, 0) AS rows
+      FROM day_versions d LEFT JOIN (
+        SELECT c.date, sum(c.rows) AS rows FROM day_row_counts c
+        WHERE c.brand_id = $1 AND c.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE) AND ${visible}
+        GROUP BY c.date) c ON c.date = d.date
+      WHERE d.brand_id = $1 AND d.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE)) d ON TRUE
+    ORDER BY d.date`,
+    params: [request.brandId, request.from, request.to, ...markets, ...dataSources],
+  });
+  const version = maxVersion(table.value(0, 0), table.value(0, 1), table.value(0, 2));
   let scopeChange: string | null = null;
   if (request.since !== null) {
     const reason = await value(
@@ -379,31 +397,16 @@ export async function readDataChanges(
     );
     scopeChange = reason === undefined || reason === null ? null : reasonFor(String(reason), request.grants);
   }
-  const { markets, dataSources } = request.grants;
-  const visible =
-    markets.length > 0 && dataSources.length > 0
-      ? `c.market IN (${placeholders(4, markets.length)}) AND c.data_source IN (${placeholders(4 + markets.length, dataSources.length)})`
-      : "FALSE";
-  // Columns: date, day version, day changed at, visible rows. Set-based: one grouped read of the
-  // row counts joined by day, not a correlated count per day.
-  const table = await reader.run({
-    sql: `SELECT ${reader.dialect.formatDate("d.date")}, d.version, d.changed_at_ms, coalesce(c.rows, 0)
-    FROM day_versions d LEFT JOIN (
-      SELECT c.date, sum(c.rows) AS rows FROM day_row_counts c
-      WHERE c.brand_id = $1 AND c.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE) AND ${visible}
-      GROUP BY c.date) c ON c.date = d.date
-    WHERE d.brand_id = $1 AND d.date BETWEEN CAST($2 AS DATE) AND CAST($3 AS DATE)
-    ORDER BY d.date`,
-    params: [request.brandId, request.from, request.to, ...markets, ...dataSources],
-  });
   const fxReach = await brandFxReach(reader, request.brandId, request.to);
   const everyDay = request.since === null || scopeChange !== null;
   const since = request.since ?? 0n;
   const days: ChangedDay[] = [];
   for (let row = 0; row < table.rowCount; row += 1) {
-    const date = String(table.value(row, 0));
-    const visibleRows = Number(table.value(row, 3) ?? 0);
-    const dayVersion = BigInt(String(table.value(row, 1)));
+    const day = table.value(row, 3);
+    if (day === null || day === undefined) continue;
+    const date = String(day);
+    const visibleRows = Number(table.value(row, 6) ?? 0);
+    const dayVersion = BigInt(String(table.value(row, 4)));
     const fx = fxReach(date);
     const fxVersion = fx?.version ?? null;
     const changed = everyDay
@@ -414,7 +417,7 @@ export async function readDataChanges(
     days.push({
       date,
       version: byFx ? fxVersion : dayVersion,
-      changedAt: new Date(byFx ? fx!.changedAtMs : Number(table.value(row, 2))),
+      changedAt: new Date(byFx ? fx!.changedAtMs : Number(table.value(row, 5))),
       rows: visibleRows,
     });
   }
