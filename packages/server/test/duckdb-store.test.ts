@@ -15,6 +15,26 @@ import { openStore } from "../src/store/open-store.js";
 import { loadsParquet, type StoredRecord } from "../src/store/store.js";
 
 /** Writes a Parquet file of stored records (one on 2021-03-01) with DuckDB's own COPY. */
+/** A stored record of `date` with id `recordId`, the other fields alike unless `fields` says. */
+function storedRecord(recordId: string, date: string, fields: Partial<StoredRecord> = {}): StoredRecord {
+  return {
+    recordId,
+    date,
+    market: "GB",
+    dataSource: "google_ads",
+    channel: "search",
+    campaignId: `c-${recordId}`,
+    campaignName: "Order",
+    impressions: 1,
+    clicks: 1,
+    spendE4: 10_000n,
+    conversionsE4: 0n,
+    revenueE4: 0n,
+    currency: "EUR",
+    ...fields,
+  };
+}
+
 async function writeRecordsParquet(target: string): Promise<void> {
   const instance = await DuckDBInstance.create(":memory:");
   const connection = await instance.connect();
@@ -206,21 +226,7 @@ describe("the DuckDB store's settings during a load (issue 19)", () => {
       const seen: unknown[] = [];
       async function* rows(): AsyncIterable<StoredRecord> {
         seen.push((await reads.rows(SETTINGS))[0]);
-        yield {
-          recordId: "r-append-1",
-          date: "2021-03-05",
-          market: "GB",
-          dataSource: "google_ads",
-          channel: "search",
-          campaignId: "c-1",
-          campaignName: "Append",
-          impressions: 1,
-          clicks: 1,
-          spendE4: 10_000n,
-          conversionsE4: 0n,
-          revenueE4: 0n,
-          currency: "EUR",
-        };
+        yield storedRecord("r-append-1", "2021-03-05", { campaignId: "c-1", campaignName: "Append" });
       }
       await lean.replaceRecords("brand-a", rows(), { processingDate: "2021-03-05", source: "a" });
       assert.deepEqual(seen, [{ threads: "1", mib: mib(APPEND_MEMORY_MB) }]);
@@ -253,22 +259,6 @@ describe("the DuckDB store's reads after the data grew", () => {
 });
 
 describe("the DuckDB store's stored order", () => {
-  /** A record of `day` with id `id` (the other fields alike). */
-  const record = (id: string, day: string): StoredRecord => ({
-    recordId: id,
-    date: day,
-    market: "GB",
-    dataSource: "google_ads",
-    channel: "search",
-    campaignId: `c-${id}`,
-    campaignName: "Order",
-    impressions: 1,
-    clicks: 1,
-    spendE4: 10_000n,
-    conversionsE4: 0n,
-    revenueE4: 0n,
-    currency: "EUR",
-  });
   const days = ["2021-03-01", "2021-03-02", "2021-03-03"];
   /** Per day, ids that sort against the order they are given in. */
   const ids = (day: string) => ["z", "m", "a"].map((letter) => `${letter}-${day}`);
@@ -282,14 +272,14 @@ describe("the DuckDB store's stored order", () => {
           (row) => String(row["record_id"]),
         );
       // Days ascending, each day's rows together: inserted as given (no sort by record id).
-      const grouped = days.flatMap((day) => ids(day).map((id) => record(id, day)));
+      const grouped = days.flatMap((day) => ids(day).map((id) => storedRecord(id, day)));
       await store.replaceRecords("brand-grouped", grouped, { processingDate: "2021-03-04", source: "s" });
       assert.deepEqual(
         await stored("brand-grouped"),
         grouped.map((row) => row.recordId),
       );
       // Days descending too.
-      const descending = [...days].reverse().flatMap((day) => ids(day).map((id) => record(id, day)));
+      const descending = [...days].reverse().flatMap((day) => ids(day).map((id) => storedRecord(id, day)));
       await store.replaceRecords("brand-descending", descending, {
         processingDate: "2021-03-04",
         source: "s",
@@ -299,7 +289,7 @@ describe("the DuckDB store's stored order", () => {
         descending.map((row) => row.recordId),
       );
       // Days mixed: sorted as STORED_ORDER keeps them (day descending, then record id).
-      const mixed = ids("x").flatMap((_, index) => days.map((day) => record(ids(day)[index]!, day)));
+      const mixed = ids("x").flatMap((_, index) => days.map((day) => storedRecord(ids(day)[index]!, day)));
       await store.replaceRecords("brand-mixed", mixed, { processingDate: "2021-03-04", source: "s" });
       assert.deepEqual(
         await stored("brand-mixed"),
