@@ -4,8 +4,9 @@
  * is a brand's days together; the order within a day (`STORED_ORDER`'s record id, record-replace.ts)
  * is PostgreSQL's walk index's and serves DuckDB nothing. Rows staged with each day's rows
  * together and the days ascending or descending are therefore inserted as they come: a file
- * exported day by day, and every load of a single day. Sorting them cost a 1 M-row load 0.4–0.5 s
- * and grew faster than the rows (a sort past the load's memory spills).
+ * exported day by day, and every load of a single day. Not sorting them took 1.7–2.5 s off a
+ * 10 M-row load's final transaction (bench/load.mjs, issue 19); at 1 M rows the gain was within
+ * the noise.
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
 
