@@ -3,7 +3,8 @@
  * rolls the stored records up when it opens, PostgreSQL's migration 3 does; either way the
  * aggregates answered from the rollup afterwards are those answered from the records. And the
  * rollup's own answer (rollup-aggregate.ts: converted, totalled, sorted and paged in JavaScript)
- * equals the records' (the planner's SQL) under every grouping, sort, page and currency.
+ * equals the records' (the planner's SQL) under every grouping, sort, page and currency, its sums
+ * exact past 64 bits. A DuckDB rollup in an older layout is made anew when the store opens.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -153,6 +154,40 @@ describe("the record rollup's answers", () => {
       await database.drop();
     }
   });
+
+  it("convert each day of a range across a new year with its year's rates, as the records do", async () => {
+    const store = await openDuckDbStore(":memory:");
+    try {
+      await store.upsertFxRates([
+        // USD's only rate is from the year before: the new year's days carry it.
+        { currency: "USD", date: "2020-06-01", rateE6: 1_190_007n },
+        { currency: "JPY", date: "2020-06-01", rateE6: 129_877_001n },
+        { currency: "JPY", date: "2021-01-02", rateE6: 131_002_599n },
+        { currency: "GBP", date: "2020-12-01", rateE6: 850_123n },
+        { currency: "GBP", date: "2021-01-01", rateE6: 901_777n },
+      ]);
+      const days = ["2020-12-30", "2020-12-31", "2021-01-01", "2021-01-02"];
+      await store.replaceRecords(
+        BRAND,
+        records().map((record, index) => ({ ...record, date: days[index % days.length]! })),
+      );
+      for (const currency of ["GBP", "USD", "EUR"] as CurrencyCode[]) {
+        const ask = (campaignIds: string[] | null): AggregateQuery => ({
+          ...query(["DATE_DAY", "MARKET"], campaignIds),
+          scope: { ...query([], campaignIds).scope, from: "2020-12-30", to: "2021-01-02" },
+          currency,
+        });
+        const [rollup, fromRecords] = await Promise.all([
+          store.queryAggregate(ask(null)),
+          store.queryAggregate(ask(CAMPAIGNS)),
+        ]);
+        assert.equal(rollup.rows.length, 12);
+        assert.deepEqual(rollup.rows, fromRecords.rows, currency);
+      }
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe("the record rollup of data stored before it", () => {
@@ -165,6 +200,36 @@ describe("the record rollup of data stored before it", () => {
       const instance = await DuckDBInstance.create(join(dataDir, "mdq.duckdb"));
       const connection = await instance.connect();
       await connection.run("DELETE FROM record_rollup");
+      connection.closeSync();
+      instance.closeSync();
+      const reopened = await openDuckDbStore(dataDir);
+      try {
+        await assertRollupAnswers(reopened);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("is made anew when a DuckDB store opens with a rollup in the older layout (HUGEINT sums)", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "mdq-rollup-"));
+    try {
+      const store = await openDuckDbStore(dataDir);
+      await seed(store);
+      await store.close();
+      const instance = await DuckDBInstance.create(join(dataDir, "mdq.duckdb"));
+      const connection = await instance.connect();
+      await connection.run("DROP TABLE record_rollup");
+      await connection.run(`CREATE TABLE record_rollup (brand_id VARCHAR NOT NULL, date DATE NOT NULL,
+        market VARCHAR NOT NULL, data_source VARCHAR NOT NULL, channel VARCHAR NOT NULL,
+        currency VARCHAR NOT NULL, rows BIGINT NOT NULL, impressions HUGEINT NOT NULL,
+        clicks HUGEINT NOT NULL, spend_e4 HUGEINT NOT NULL, conversions_e4 HUGEINT NOT NULL,
+        revenue_e4 HUGEINT NOT NULL, PRIMARY KEY (brand_id, date, market, data_source, channel, currency))`);
+      await connection.run(`INSERT INTO record_rollup SELECT brand_id, date, market, data_source, channel,
+        currency, count(*), sum(impressions), sum(clicks), sum(spend_e4), sum(conversions_e4), sum(revenue_e4)
+        FROM records GROUP BY ALL`);
       connection.closeSync();
       instance.closeSync();
       const reopened = await openDuckDbStore(dataDir);
@@ -200,6 +265,77 @@ describe("the record rollup of data stored before it", () => {
         await assertRollupAnswers(migrated);
       } finally {
         await migrated.close();
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+/**
+ * Twelve records of the largest amount a load accepts (10¹⁴, 10¹⁸ ten-thousandths) and twelve of
+ * its refund on one day, market, source and currency: each channel's sums pass 2⁶³.
+ */
+function hugeRecords(): StoredRecord[] {
+  return Array.from({ length: 24 }, (_, index) => ({
+    recordId: `huge-${index}`,
+    date: "2021-03-01",
+    market: "DE",
+    dataSource: "google_ads",
+    channel: index < 12 ? "search" : "social",
+    campaignId: CAMPAIGNS[index % 3]!,
+    campaignName: "Campaign",
+    impressions: 2_147_483_647,
+    clicks: 2_147_483_647,
+    spendE4: (index < 12 ? 1n : -1n) * 10n ** 18n,
+    conversionsE4: 10n ** 18n,
+    revenueE4: 10n ** 18n - 1n,
+    currency: "EUR",
+  }));
+}
+
+/** The rollup's answer over `hugeRecords` equals the records' and the exact totals. */
+async function assertHugeSums(store: Store): Promise<void> {
+  await store.replaceRecords(BRAND, hugeRecords());
+  const ask = (campaignIds: string[] | null): AggregateQuery => ({
+    ...query(["CHANNEL"], campaignIds),
+    currency: "EUR",
+  });
+  const [rollup, fromRecords] = await Promise.all([
+    store.queryAggregate(ask(null)),
+    store.queryAggregate(ask(CAMPAIGNS)),
+  ]);
+  assert.deepEqual(rollup.rows, fromRecords.rows);
+  assert.deepEqual(
+    rollup.rows.map((row) => [row["CHANNEL"], row["TOTAL_SPEND"], row["TOTAL_CONVERSIONS"]]),
+    [
+      ["search", 12e14, 12e14],
+      ["social", -12e14, 12e14],
+    ],
+  );
+  assert.equal(rollup.rows[0]!["TOTAL_IMPRESSIONS"], 12 * 2_147_483_647);
+  assert.equal(rollup.rows[0]!["TOTAL_REVENUE"], 12e14);
+}
+
+describe("the record rollup's sums", () => {
+  it("stay exact past 64 bits on DuckDB", async () => {
+    const store = await openDuckDbStore(":memory:");
+    try {
+      await assertHugeSums(store);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("stay exact past 64 bits on PostgreSQL", async () => {
+    const database = await createTestDatabase();
+    try {
+      await migrateDatabase(database.url);
+      const store = await openPostgresStore({ url: database.url, poolSize: 2 });
+      try {
+        await assertHugeSums(store);
+      } finally {
+        await store.close();
       }
     } finally {
       await database.drop();

@@ -166,6 +166,7 @@ export async function nextVersion(run: SqlRun, brandId: string): Promise<bigint>
  */
 export async function stampLoad(
   run: SqlRun,
+  dialect: SqlDialect,
   load: { brandId: string; rolledUp: string; replace: ReplaceScope; now: Date },
 ): Promise<bigint> {
   const version = await nextVersion(run, load.brandId);
@@ -186,7 +187,7 @@ export async function stampLoad(
       GROUP BY date, market, data_source`,
     [brandId],
   );
-  await rollUpLoad(run, load);
+  await rollUpLoad(run, dialect, load);
   return version;
 }
 

@@ -28,7 +28,7 @@ import type {
   RowScope,
   SortEntry,
 } from "./query-request.js";
-import { ROLLUP_TABLE } from "./record-rollup.js";
+import { ROLLUP_TABLE, rollupSum } from "./record-rollup.js";
 import { currencyLiteral, fxRatesFor, type SqlDialect } from "./sql-dialect.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
@@ -168,16 +168,17 @@ function whereClause(scope: RowScope, statement: Statement): string {
  * Where a plan reads rows of the scope from: the records, or the record rollup (record-rollup.ts)
  * when nothing it reads names a campaign or a record, for it holds every other column of the
  * records summed per (brand, day, market, data source, channel, currency). Both have the columns
- * `whereClause`, the dimensions and the metric sums read; `count` counts the records its rows
- * stand for.
+ * `whereClause` and the dimensions read; `count` counts the records its rows stand for, `sum`
+ * sums a stored column of theirs (a wide integer) over its rows `r`.
  */
 interface RowSource {
   table: string;
   count: string;
+  sum(column: string, dialect: SqlDialect): string;
 }
 
-const RECORDS: RowSource = { table: "records", count: "count(*)" };
-const ROLLUP: RowSource = { table: ROLLUP_TABLE, count: "sum(r.rows)" };
+const RECORDS: RowSource = { table: "records", count: "count(*)", sum: (column) => `sum(r.${column})` };
+const ROLLUP: RowSource = { table: ROLLUP_TABLE, count: "sum(r.rows)", sum: rollupSum };
 
 /**
  * The source of a plan over `scope`: the rollup unless the scope filters campaigns or the plan
@@ -670,6 +671,9 @@ function totalExpression(metric: Metric, target: Target, dialect: SqlDialect): s
   return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double})`;
 }
 
+/** The stored columns an aggregate's partial sums sum, in their order. */
+const PARTIAL_SUMS = ["impressions", "clicks", "conversions_e4", "spend_e4", "revenue_e4"];
+
 /**
  * Plans one page of `marketingAggregate` in two steps. First the matching rows are summed per
  * group, source currency and day with native integer sums: rows sharing a currency and a day share
@@ -694,8 +698,7 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): P
   const partialKeys = [...groups.map((group) => group.inner), "r.currency", "r.date"];
   const partialGroupBy = [...groups.map((_, index) => `${index + 1}`), "r.currency", "r.date"];
   ctes.push(`partial AS (
-    SELECT ${partialKeys.join(", ")}, sum(r.impressions) AS impressions, sum(r.clicks) AS clicks,
-      sum(r.conversions_e4) AS conversions_e4, sum(r.spend_e4) AS spend_e4, sum(r.revenue_e4) AS revenue_e4
+    SELECT ${partialKeys.join(", ")}, ${PARTIAL_SUMS.map((column) => `${source.sum(column, dialect)} AS ${column}`).join(", ")}
     FROM ${source.table} r WHERE ${where} GROUP BY ${partialGroupBy.join(", ")})`);
 
   const columns: string[] = [];
@@ -757,7 +760,7 @@ export function planRollupPartials(query: AggregateQuery, dialect: SqlDialect): 
   const groupBy = [...keys.map((_, index) => `${index + 1}`), "r.currency", "r.date"];
   return {
     sql: `SELECT ${[...keys, "r.currency", dialect.formatDate("r.date")].join(", ")},
-      sum(r.impressions), sum(r.clicks), sum(r.conversions_e4), sum(r.spend_e4), sum(r.revenue_e4)
+      ${PARTIAL_SUMS.map((column) => ROLLUP.sum(column, dialect)).join(", ")}
       FROM ${ROLLUP.table} r WHERE ${where} GROUP BY ${groupBy.join(", ")}`,
     params: statement.params,
   };

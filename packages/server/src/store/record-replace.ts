@@ -100,7 +100,7 @@ export async function replaceFromStaging(
       SELECT CAST($1 AS VARCHAR), ${columns} FROM ${staging}${load.sorted ? "" : ` ORDER BY ${STORED_ORDER}`}`,
     [brandId],
   );
-  await stampLoad(run, { brandId, rolledUp, replace, now: new Date() });
+  await stampLoad(run, dialect, { brandId, rolledUp, replace, now: new Date() });
   const [range] = await run(
     `SELECT ${dialect.formatDate("min(date)")} AS first_day, ${dialect.formatDate("max(date)")} AS last_day,
       count(DISTINCT date) AS days FROM ${rolledUp}`,

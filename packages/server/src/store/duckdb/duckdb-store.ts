@@ -40,7 +40,7 @@ import type {
 import { ConnectionPool } from "./connection-pool.js";
 import { storeError } from "./duckdb-errors.js";
 import { preparedStatementsOf } from "./prepared-statements.js";
-import { DUCKDB_SCHEMA } from "./schema.js";
+import { DUCKDB_SCHEMA, OUTDATED_TABLES } from "./schema.js";
 import { stagedDaysInOrder } from "./staged-order.js";
 
 /** Name of the database file inside the data directory. */
@@ -95,6 +95,8 @@ export async function openDuckDbStore(
     ...(memoryMb > 0 ? { memory_limit: `${memoryMb}MB` } : {}),
   });
   const writer = await instance.connect();
+  for (const { table, found } of OUTDATED_TABLES)
+    if ((await writer.runAndReadAll(found)).currentRowCount > 0) await writer.run(`DROP TABLE ${table}`);
   for (const statement of DUCKDB_SCHEMA) await writer.run(statement);
   const readers = await ConnectionPool.open(instance, READ_CONNECTIONS);
   const [served] = (

@@ -1,7 +1,21 @@
 /** The DuckDB schema of a region's store, applied idempotently when the store opens. */
 import { DATA_VERSION_BACKFILL, DATA_VERSION_TABLES } from "../data-versions.js";
-import { ROLLUP_BACKFILL, ROLLUP_TABLE_DUCKDB } from "../record-rollup.js";
+import {
+  ROLLUP_OUTDATED_DUCKDB,
+  ROLLUP_TABLE,
+  ROLLUP_TABLE_DUCKDB,
+  rollupBackfill,
+} from "../record-rollup.js";
 import { DIV_HALF_EVEN_MACRO } from "../sql-dialect.js";
+
+/**
+ * Tables an older MDQ made in a layout this one no longer reads, each with the query that finds
+ * it (a row when it is outdated): the store drops them before applying `DUCKDB_SCHEMA`, which
+ * makes them anew and backfills them from the records.
+ */
+export const OUTDATED_TABLES: readonly { table: string; found: string }[] = [
+  { table: ROLLUP_TABLE, found: ROLLUP_OUTDATED_DUCKDB },
+];
 
 export const DUCKDB_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS brands (
@@ -77,6 +91,6 @@ export const DUCKDB_SCHEMA = [
   ...DATA_VERSION_TABLES,
   ...DATA_VERSION_BACKFILL,
   ROLLUP_TABLE_DUCKDB,
-  ROLLUP_BACKFILL,
+  rollupBackfill("duckdb"),
   DIV_HALF_EVEN_MACRO,
 ];

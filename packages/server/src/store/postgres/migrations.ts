@@ -8,7 +8,7 @@
  */
 import type { ClientBase } from "pg";
 import { BRAND_VERSION_BACKFILL } from "../data-versions.js";
-import { ROLLUP_BACKFILL, ROLLUP_TABLE_POSTGRES } from "../record-rollup.js";
+import { ROLLUP_TABLE_POSTGRES, rollupBackfill } from "../record-rollup.js";
 import { DIV_HALF_EVEN_FUNCTION } from "../sql-dialect.js";
 
 /** One step of the schema. */
@@ -214,7 +214,7 @@ ${BRAND_VERSION_BACKFILL.join(";\n")};
  */
 const RECORD_ROLLUP = `
 ${ROLLUP_TABLE_POSTGRES};
-${ROLLUP_BACKFILL};
+${rollupBackfill("postgres")};
 `;
 
 /**
