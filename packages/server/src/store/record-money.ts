@@ -26,7 +26,7 @@ export interface FxRateRow {
 const BASE_RATE_E6 = 1_000_000n;
 
 /**
- * The stored FX rates of a range of days, read once per data generation and range
+ * The stored FX rates of a range of days, read once per data generation and calendar year
  * (walk-memory.ts): a day's rate is that day's, else the latest earlier one; EUR's is 1 (CONTRACT
  * §3 rule 7), as the planner's day-rate table has it. Held as typed arrays, 12 bytes a rate (3.3 MB for ECB's history since 1999, 279 k
  * rates, which held 11 MB of heap as day strings and BigInts for as long as a generation lasts).
@@ -68,6 +68,16 @@ export class FxHistory implements DayRates {
       else high = middle;
     }
     return low === 0 ? undefined : history.rates[low - 1];
+  }
+}
+
+/** The rates of several calendar years, each day's from its year's history (page-reads.ts). */
+export class YearlyRates implements DayRates {
+  /** `years`: each year's history by its `YYYY`. */
+  constructor(private readonly years: ReadonlyMap<string, DayRates>) {}
+
+  rateOn(currency: string, day: string): bigint | undefined {
+    return this.years.get(day.slice(0, 4))?.rateOn(currency, day);
   }
 }
 

@@ -75,7 +75,7 @@ export function pageDays(
 const MAX_WALKS = 512;
 /** Boundaries kept per walk at most (a 2 M-row range at 1000-row pages). */
 const MAX_BOUNDARIES = 2000;
-/** FX histories kept at most: one per range a walk or an aggregate asked (a few thousand rates each). */
+/** FX histories kept at most: one per generation and calendar year asked (a few thousand rates each). */
 const MAX_FX_HISTORIES = 64;
 
 /** The remembered walks of one store. */
@@ -84,8 +84,9 @@ export class WalkMemory {
   private readonly fxHistories = new LRUCache<string, Promise<DayRates>>({ max: MAX_FX_HISTORIES });
 
   /**
-   * The stored FX rates a range can use under `generation`, read with `read` the first time:
-   * every walk of the range (each app, currency, page size) converts and checks with them.
+   * The stored FX rates a range (page-reads.ts asks calendar years) can use under `generation`,
+   * read with `read` the first time: every walk and aggregate of its days (each app, window,
+   * currency, page size) converts and checks with them.
    */
   fxHistory(
     generation: string,
