@@ -649,7 +649,7 @@ export function planRecordsDayCurrencies(query: RecordsQuery, dialect: SqlDialec
 /**
  * Plans the stored FX rates the days of `range` can use (`fxRatesFor`) as rows (currency, day
  * `YYYY-MM-DD`, rate_e6): what walks and rollup aggregates convert with (record-money.ts
- * `FxHistory`, once per data generation and range) and an export checks with.
+ * `FxHistory`, once per data generation and calendar year) and an export checks with.
  */
 export function planFxRates(dialect: SqlDialect, range: { from: string; to: string }): PlannedSql {
   const statement = new Statement(dialect);
