@@ -11,7 +11,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { DuckDBInstance } from "@duckdb/node-api";
+import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { createTestDatabase } from "@mdq/test-support";
 import pg from "pg";
 import type { CurrencyCode } from "../src/currencies.js";
@@ -128,44 +128,55 @@ async function assertSameAnswers(store: Store): Promise<number> {
   return compared;
 }
 
-describe("the record rollup's answers", () => {
-  it("equal the records' under every grouping, sort, page and currency on DuckDB", async () => {
-    const store = await openDuckDbStore(":memory:");
+/** Runs `check` on a fresh in-memory DuckDB store. */
+async function onDuckDb(check: (store: Store) => Promise<void>): Promise<void> {
+  const store = await openDuckDbStore(":memory:");
+  try {
+    await check(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Runs `check` on a fresh store in a new, migrated PostgreSQL database. */
+async function onPostgres(check: (store: Store) => Promise<void>): Promise<void> {
+  const database = await createTestDatabase();
+  try {
+    await migrateDatabase(database.url);
+    const store = await openPostgresStore({ url: database.url, poolSize: 2 });
     try {
-      await seed(store);
-      assert.ok((await assertSameAnswers(store)) > 300);
+      await check(store);
     } finally {
       await store.close();
     }
-  });
+  } finally {
+    await database.drop();
+  }
+}
 
-  it("equal the records' under every grouping, sort, page and currency on PostgreSQL", async () => {
-    const database = await createTestDatabase();
-    try {
-      await migrateDatabase(database.url);
-      const store = await openPostgresStore({ url: database.url, poolSize: 2 });
-      try {
-        await seed(store);
-        assert.ok((await assertSameAnswers(store)) > 300);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      await database.drop();
-    }
-  });
+describe("the record rollup's answers", () => {
+  const sameAnswers = async (store: Store) => {
+    await seed(store);
+    assert.ok((await assertSameAnswers(store)) > 300);
+  };
 
-  it("convert each day of a range across a new year with its year's rates, as the records do", async () => {
-    const store = await openDuckDbStore(":memory:");
-    try {
-      await store.upsertFxRates([
-        // USD's only rate is from the year before: the new year's days carry it.
-        { currency: "USD", date: "2020-06-01", rateE6: 1_190_007n },
-        { currency: "JPY", date: "2020-06-01", rateE6: 129_877_001n },
-        { currency: "JPY", date: "2021-01-02", rateE6: 131_002_599n },
-        { currency: "GBP", date: "2020-12-01", rateE6: 850_123n },
-        { currency: "GBP", date: "2021-01-01", rateE6: 901_777n },
-      ]);
+  it("equal the records' under every grouping, sort, page and currency on DuckDB", () =>
+    onDuckDb(sameAnswers));
+
+  it("equal the records' under every grouping, sort, page and currency on PostgreSQL", () =>
+    onPostgres(sameAnswers));
+
+  it("convert each day of a range across a new year with its year's rates, as the records do", () =>
+    onDuckDb(async (store) => {
+      // (currency, date, rate): USD's only rate is from the year before, which the new year's days carry.
+      const rates = [
+        ["USD", "2020-06-01", 1_190_007n],
+        ["JPY", "2020-06-01", 129_877_001n],
+        ["JPY", "2021-01-02", 131_002_599n],
+        ["GBP", "2020-12-01", 850_123n],
+        ["GBP", "2021-01-01", 901_777n],
+      ] as const;
+      await store.upsertFxRates(rates.map(([currency, date, rateE6]) => ({ currency, date, rateE6 })));
       const days = ["2020-12-30", "2020-12-31", "2021-01-01", "2021-01-02"];
       await store.replaceRecords(
         BRAND,
@@ -184,43 +195,43 @@ describe("the record rollup's answers", () => {
         assert.equal(rollup.rows.length, 12);
         assert.deepEqual(rollup.rows, fromRecords.rows, currency);
       }
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 });
 
-describe("the record rollup of data stored before it", () => {
-  it("is rolled up when a DuckDB store opens", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "mdq-rollup-"));
+/**
+ * Seeds a DuckDB store in a new directory, closes it, changes its file with `edit` (a plain DuckDB
+ * connection), then checks the reopened store's rollup answers.
+ */
+async function assertReopenedAfter(edit: (connection: DuckDBConnection) => Promise<void>): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), "mdq-rollup-"));
+  try {
+    const store = await openDuckDbStore(dataDir);
+    await seed(store);
+    await store.close();
+    const instance = await DuckDBInstance.create(join(dataDir, "mdq.duckdb"));
+    const connection = await instance.connect();
+    await edit(connection);
+    connection.closeSync();
+    instance.closeSync();
+    const reopened = await openDuckDbStore(dataDir);
     try {
-      const store = await openDuckDbStore(dataDir);
-      await seed(store);
-      await store.close();
-      const instance = await DuckDBInstance.create(join(dataDir, "mdq.duckdb"));
-      const connection = await instance.connect();
-      await connection.run("DELETE FROM record_rollup");
-      connection.closeSync();
-      instance.closeSync();
-      const reopened = await openDuckDbStore(dataDir);
-      try {
-        await assertRollupAnswers(reopened);
-      } finally {
-        await reopened.close();
-      }
+      await assertRollupAnswers(reopened);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await reopened.close();
     }
-  });
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
 
-  it("is made anew when a DuckDB store opens with a rollup in the older layout (HUGEINT sums)", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "mdq-rollup-"));
-    try {
-      const store = await openDuckDbStore(dataDir);
-      await seed(store);
-      await store.close();
-      const instance = await DuckDBInstance.create(join(dataDir, "mdq.duckdb"));
-      const connection = await instance.connect();
+describe("the record rollup of data stored before it", () => {
+  it("is rolled up when a DuckDB store opens", () =>
+    assertReopenedAfter(async (connection) => {
+      await connection.run("DELETE FROM record_rollup");
+    }));
+
+  it("is made anew when a DuckDB store opens with a rollup in the older layout (HUGEINT sums)", () =>
+    assertReopenedAfter(async (connection) => {
       await connection.run("DROP TABLE record_rollup");
       await connection.run(`CREATE TABLE record_rollup (brand_id VARCHAR NOT NULL, date DATE NOT NULL,
         market VARCHAR NOT NULL, data_source VARCHAR NOT NULL, channel VARCHAR NOT NULL,
@@ -230,18 +241,7 @@ describe("the record rollup of data stored before it", () => {
       await connection.run(`INSERT INTO record_rollup SELECT brand_id, date, market, data_source, channel,
         currency, count(*), sum(impressions), sum(clicks), sum(spend_e4), sum(conversions_e4), sum(revenue_e4)
         FROM records GROUP BY ALL`);
-      connection.closeSync();
-      instance.closeSync();
-      const reopened = await openDuckDbStore(dataDir);
-      try {
-        await assertRollupAnswers(reopened);
-      } finally {
-        await reopened.close();
-      }
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it("is rolled up by PostgreSQL's migration 3", async () => {
     const database = await createTestDatabase();
@@ -318,27 +318,7 @@ async function assertHugeSums(store: Store): Promise<void> {
 }
 
 describe("the record rollup's sums", () => {
-  it("stay exact past 64 bits on DuckDB", async () => {
-    const store = await openDuckDbStore(":memory:");
-    try {
-      await assertHugeSums(store);
-    } finally {
-      await store.close();
-    }
-  });
+  it("stay exact past 64 bits on DuckDB", () => onDuckDb(assertHugeSums));
 
-  it("stay exact past 64 bits on PostgreSQL", async () => {
-    const database = await createTestDatabase();
-    try {
-      await migrateDatabase(database.url);
-      const store = await openPostgresStore({ url: database.url, poolSize: 2 });
-      try {
-        await assertHugeSums(store);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      await database.drop();
-    }
-  });
+  it("stay exact past 64 bits on PostgreSQL", () => onPostgres(assertHugeSums));
 });
