@@ -18,6 +18,7 @@ import { stringify } from "csv-stringify/sync";
 import pg from "pg";
 import { addDays } from "../src/calendar.js";
 import { buildService, type Service } from "../src/server.js";
+import { PARQUET_ROW_GROUP_ROWS } from "../src/store/export/export-sql.js";
 import type { RecordExport, RecordExports } from "../src/store/export/record-export.js";
 import type { Store, StoredRecord } from "../src/store/store.js";
 import {
@@ -335,6 +336,30 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       ).getRowObjectsJS();
       duckdb.closeSync();
       assert.deepEqual(rows, walked.rows);
+    });
+
+    it("writes Parquet in row groups of about PARQUET_ROW_GROUP_ROWS rows (docs/api.md)", async () => {
+      const answer = await exportOf({ from: bulk.from, to: bulk.to, format: "parquet" });
+      assert.equal(answer.status, 200);
+      const path = join(region.work, `export-${engine.name}-bulk.parquet`);
+      await writeFile(path, answer.body);
+      const duckdb = await (await DuckDBInstance.create(":memory:")).connect();
+      const groups = (
+        await duckdb.runAndReadAll(`SELECT row_group_id, any_value(row_group_num_rows) AS rows
+          FROM parquet_metadata('${path}') GROUP BY row_group_id ORDER BY row_group_id`)
+      ).getRowObjectsJS();
+      duckdb.closeSync();
+      const rows = groups.map((group) => Number(group["rows"]));
+      assert.equal(
+        rows.reduce((sum, count) => sum + count, 0),
+        BULK_DAYS * BULK_ROWS_PER_DAY,
+      );
+      // DuckDB's ROW_GROUP_SIZE is a target: a group ends with the chunk of rows that reaches it.
+      assert.ok(rows.length >= 4, rows.join(" "));
+      assert.ok(
+        rows.every((count) => count <= PARQUET_ROW_GROUP_ROWS * 1.25),
+        rows.join(" "),
+      );
     });
 
     it("writes an Arrow IPC stream holding the walk's rows", async () => {

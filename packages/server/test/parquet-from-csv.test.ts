@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { RECORD_FIELDS } from "@mdq/contract";
-import { parquetFromCsv, ROW_GROUP_ROWS } from "../src/store/export/parquet-from-csv.js";
+import { PARQUET_ROW_GROUP_ROWS } from "../src/store/export/export-sql.js";
+import { parquetFromCsv } from "../src/store/export/parquet-from-csv.js";
 
 /** A CSV line of the export's columns, as PostgreSQL quotes it. */
 function csvLine(values: readonly (string | number)[]): string {
@@ -171,7 +172,7 @@ describe("Parquet from CSV (PostgreSQL's Parquet exports)", () => {
   });
 
   it("writes many row groups in order, as they fill", async () => {
-    const count = ROW_GROUP_ROWS * 3 + 17;
+    const count = PARQUET_ROW_GROUP_ROWS * 3 + 17;
     const lines = Array.from({ length: count }, (_, index) => csvLine(row(index)));
     const { rows } = await readParquet(await collect(parquetFromCsv(chunks(lines), "GBP")), "many");
     assert.equal(rows.length, count);
@@ -190,7 +191,7 @@ describe("Parquet from CSV (PostgreSQL's Parquet exports)", () => {
     });
     async function* failing(): AsyncGenerator<Uint8Array> {
       try {
-        yield* chunks(Array.from({ length: ROW_GROUP_ROWS * 3 }, (_, index) => csvLine(row(index))));
+        yield* chunks(Array.from({ length: PARQUET_ROW_GROUP_ROWS * 3 }, (_, index) => csvLine(row(index))));
         // The database fails once the body has begun (or after 10 s, and the test fails below).
         await Promise.race([sent, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
         throw new Error("the database went away");

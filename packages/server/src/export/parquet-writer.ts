@@ -1,6 +1,7 @@
 /**
  * Parquet (`application/vnd.apache.parquet`), written with hyparquet-writer as rows arrive: one
- * row group per `ROW_GROUP_ROWS` rows, each sent as soon as it is encoded, the footer last. Both
+ * row group per `PARQUET_ROW_GROUP_ROWS` rows (it holds a row group's values and pages in memory
+ * at once, about 2 KB a row at its peak), each sent as soon as it is encoded, the footer last. Both
  * engines write an export's Parquet themselves (store/export/); this writer writes what no engine
  * statement does: the file of an export of no rows, its schema alone.
  * Typed columns: `date` a DATE, `impressions` and `clicks` INT64, `conversions` a DOUBLE, `spend`
@@ -8,14 +9,9 @@
  */
 import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
+import { PARQUET_ROW_GROUP_ROWS } from "../store/export/export-sql.js";
 import type { ExportBatch } from "../store/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
-
-/**
- * Rows per row group: hyparquet-writer holds a row group's values and pages in memory at once
- * (about 2 KB a row at its peak), so groups stay small enough for the export's memory bound.
- */
-export const ROW_GROUP_ROWS = 16_384;
 
 const DAY_MS = 86_400_000;
 
@@ -106,7 +102,7 @@ export function parquetWriter(currency: CurrencyCode): RecordsWriter {
         else for (const value of values) target.push(value);
       }
       rows += batch.rowCount;
-      if (rows >= ROW_GROUP_ROWS) writeGroup();
+      if (rows >= PARQUET_ROW_GROUP_ROWS) writeGroup();
       return bytes.take();
     },
     end(): Uint8Array {

@@ -12,6 +12,7 @@ import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBValue } f
 import { snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { openExportPipe } from "./export-pipe.js";
+import { PARQUET_ROW_GROUP_ROWS } from "./export-sql.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
 
 /**
@@ -90,7 +91,12 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
       }
     },
     copyLines: (statements) => copied(connection, statements, LINES),
-    copyParquet: ({ whole }) => copied(connection, [whole], "FORMAT parquet, USE_TMP_FILE false"),
+    copyParquet: ({ whole }) =>
+      copied(
+        connection,
+        [whole],
+        `FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false`,
+      ),
     async end() {
       if (ended) return;
       ended = true;

@@ -20,10 +20,10 @@ import { type CurrencyCode, RECORD_FIELDS } from "@mdq/contract";
 import { openScratch } from "../../load/file-staging.js";
 import { copied } from "./duckdb-export.js";
 import { openInputPipe } from "./export-pipe.js";
-import { parquetColumnTypes } from "./export-sql.js";
+import { PARQUET_ROW_GROUP_ROWS, parquetColumnTypes } from "./export-sql.js";
 
 /**
- * The scratch DuckDB's memory limit in MB: it holds a row group at a time (`ROW_GROUP_ROWS`), a
+ * The scratch DuckDB's memory limit in MB: it holds a row group at a time (`PARQUET_ROW_GROUP_ROWS`), a
  * few MB; the export's own memory stays within issue 18's 64 MB.
  */
 const SCRATCH_MEMORY_MB = 64;
@@ -34,9 +34,6 @@ const SCRATCH_MEMORY_MB = 64;
  * few KB (record-rules.ts: its longest text 256 characters).
  */
 const READ_BUFFER_BYTES = 1 << 20;
-
-/** Rows per Parquet row group: a row group is written (and sent) as soon as it is full. */
-export const ROW_GROUP_ROWS = 16_384;
 
 /** The CSV's columns as `read_csv` takes them: the Parquet file's types (export-sql.ts). */
 function csvColumns(currency: CurrencyCode): string {
@@ -60,7 +57,7 @@ export async function* parquetFromCsv(
   const parquet = copied(
     scratch.connection,
     [{ sql: read, params: [] }],
-    `FORMAT parquet, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}, USE_TMP_FILE false`,
+    `FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false`,
   )[Symbol.asyncIterator]();
   const feeding = input.feed(csv);
   feeding.catch(() => undefined);
