@@ -287,7 +287,7 @@ export interface WalkFacts {
  * none; or, when the snapshot's generation is not known for sure, those of `range`, read for this
  * page alone. Not the whole history: ECB's since 1999 (279 k rates) took 0.3 s to read, on the
  * first answer after every load. Read per range, each new window of a 90-day aggregate at scale
- * 600 spent 7–10 ms of its 25–35 ms reading rates (2026-11-26); a year is read in about 20 ms.
+ * 600 spent 7–10 ms of its 25–35 ms reading rates (2026-11-26); a year takes 20–25 ms, once.
  */
 function walkRates(
   reader: SnapshotReader,

@@ -697,8 +697,9 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): P
   const where = whereClause(query.scope, statement);
   const partialKeys = [...groups.map((group) => group.inner), "r.currency", "r.date"];
   const partialGroupBy = [...groups.map((_, index) => `${index + 1}`), "r.currency", "r.date"];
+  const sums = PARTIAL_SUMS.map((column) => `${source.sum(column, dialect)} AS ${column}`);
   ctes.push(`partial AS (
-    SELECT ${partialKeys.join(", ")}, ${PARTIAL_SUMS.map((column) => `${source.sum(column, dialect)} AS ${column}`).join(", ")}
+    SELECT ${partialKeys.join(", ")}, ${sums.join(", ")}
     FROM ${source.table} r WHERE ${where} GROUP BY ${partialGroupBy.join(", ")})`);
 
   const columns: string[] = [];

@@ -23,8 +23,8 @@ import { openInputPipe } from "./export-pipe.js";
 import { PARQUET_ROW_GROUP_ROWS, parquetColumnTypes } from "./export-sql.js";
 
 /**
- * The scratch DuckDB's memory limit in MB: it holds a row group at a time (`PARQUET_ROW_GROUP_ROWS`), a
- * few MB; the export's own memory stays within issue 18's 64 MB.
+ * The scratch DuckDB's memory limit in MB: it holds a row group at a time
+ * (`PARQUET_ROW_GROUP_ROWS`), a few MB; the export's own memory stays within issue 18's 64 MB.
  */
 const SCRATCH_MEMORY_MB = 64;
 
