@@ -671,8 +671,18 @@ function totalExpression(metric: Metric, target: Target, dialect: SqlDialect): s
   return `CAST(coalesce(sum(r.${column}), 0) AS ${dialect.double})`;
 }
 
-/** The stored columns an aggregate's partial sums sum, in their order. */
-const PARTIAL_SUMS = ["impressions", "clicks", "conversions_e4", "spend_e4", "revenue_e4"];
+/**
+ * The metrics of an aggregate's partial sums, in the order `planRollupPartials` gives them
+ * (rollup-aggregate.ts reads them so), and the stored columns they sum.
+ */
+export const PARTIAL_METRICS: readonly Metric[] = [
+  "IMPRESSIONS",
+  "CLICKS",
+  "CONVERSIONS",
+  "SPEND",
+  "REVENUE",
+];
+const PARTIAL_SUMS = PARTIAL_METRICS.map((metric) => METRIC_COLUMNS[metric]);
 
 /**
  * Plans one page of `marketingAggregate` in two steps. First the matching rows are summed per
@@ -748,8 +758,8 @@ export function aggregateReadsRollup(query: AggregateQuery): boolean {
 /**
  * Plans the rollup's partial sums of an aggregate (rollup-aggregate.ts converts and sums them):
  * per group, source currency and day, the native integer sums. Columns: each group's key as text
- * (dates `YYYY-MM-DD`, which sort as the dates do), the currency, the day, then impressions,
- * clicks, conversions_e4, spend_e4, revenue_e4.
+ * (dates `YYYY-MM-DD`, which sort as the dates do), the currency, the day, then the sums of
+ * `PARTIAL_METRICS`, in its order.
  */
 export function planRollupPartials(query: AggregateQuery, dialect: SqlDialect): PlannedSql {
   const statement = new Statement(dialect);

@@ -10,13 +10,12 @@
  */
 import { CURRENCIES, type CurrencyCode } from "../currencies.js";
 import type { ResultTable } from "./page-reads.js";
+import { PARTIAL_METRICS } from "./query-planner.js";
 import type { AggregateQuery, Metric } from "./query-request.js";
 import { type DayRates, divHalfEven } from "./record-money.js";
 
 type Row = Record<string, unknown>;
 
-/** The partial sums' metric columns, in `planRollupPartials`' order after the keys, currency and day. */
-const PARTIAL_METRICS: readonly Metric[] = ["IMPRESSIONS", "CLICKS", "CONVERSIONS", "SPEND", "REVENUE"];
 const MONEY: ReadonlySet<Metric> = new Set(["SPEND", "REVENUE"]);
 
 /** One group: its keys (text) and per metric its exact sum (money in 10⁻⁸ of the target). */
