@@ -41,31 +41,40 @@ const SUMMED = ["impressions", "clicks", "spend_e4", "conversions_e4", "revenue_
  */
 const SPLIT = "1000000000000000000";
 
-/** The columns that keep the sum `column` in `engine`'s rollup. */
-function sumColumns(engine: SqlDialect["engine"], column: string): string[] {
-  return engine === "duckdb" ? [`${column}_high`, `${column}_low`] : [column];
+/** How one engine's rollup keeps a sum of a stored column. */
+interface SumLayout {
+  /** The columns that keep the sum of `column`. */
+  columns(column: string): string[];
+  /** Their values for the sum `sum` (an exact integer expression), in the same order. */
+  values(sum: string): string[];
+  /** The sum of `column` over the rollup rows `r` of a grouped read, as a wide integer. */
+  read(column: string): string;
 }
 
-/** The values of `sumColumns` for the sum `sum` (an exact integer expression). */
-function sumValues(engine: SqlDialect["engine"], sum: string): string[] {
-  return engine === "duckdb"
-    ? [`CAST((${sum}) // ${SPLIT} AS BIGINT)`, `CAST((${sum}) % ${SPLIT} AS BIGINT)`]
-    : [sum];
-}
+const SUM_LAYOUTS: Record<SqlDialect["engine"], SumLayout> = {
+  duckdb: {
+    columns: (column) => [`${column}_high`, `${column}_low`],
+    values: (sum) => [`CAST((${sum}) // ${SPLIT} AS BIGINT)`, `CAST((${sum}) % ${SPLIT} AS BIGINT)`],
+    read: (column) => `(sum(r.${column}_high) * ${SPLIT} + sum(r.${column}_low))`,
+  },
+  postgres: {
+    columns: (column) => [column],
+    values: (sum) => [sum],
+    read: (column) => `sum(r.${column})`,
+  },
+};
 
 /**
  * The sum of the stored column `column` over the rollup rows `r` of a grouped read: a wide integer
  * (HUGEINT, numeric), as the records' own `sum(r.column)`.
  */
 export function rollupSum(column: string, dialect: SqlDialect): string {
-  return dialect.engine === "duckdb"
-    ? `(sum(r.${column}_high) * ${SPLIT} + sum(r.${column}_low))`
-    : `sum(r.${column})`;
+  return SUM_LAYOUTS[dialect.engine].read(column);
 }
 
 /** The rollup's columns after the brand, in table order. */
 function rollupColumns(engine: SqlDialect["engine"]): string {
-  return [KEY_COLUMNS, "rows", ...SUMMED.flatMap((column) => sumColumns(engine, column))].join(", ");
+  return [KEY_COLUMNS, "rows", ...SUMMED.flatMap(SUM_LAYOUTS[engine].columns)].join(", ");
 }
 
 /** The table in DuckDB (PostgreSQL creates its own in migration 3, `ROLLUP_TABLE_POSTGRES`). */
@@ -77,7 +86,9 @@ export const ROLLUP_TABLE_DUCKDB = `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} (
   channel VARCHAR NOT NULL,
   currency VARCHAR NOT NULL,
   rows BIGINT NOT NULL,
-  ${SUMMED.flatMap((column) => sumColumns("duckdb", column).map((part) => `${part} BIGINT NOT NULL`)).join(",\n  ")},
+  ${SUMMED.flatMap(SUM_LAYOUTS.duckdb.columns)
+    .map((part) => `${part} BIGINT NOT NULL`)
+    .join(",\n  ")},
   PRIMARY KEY (brand_id, date, market, data_source, channel, currency)
 )`;
 
@@ -110,7 +121,7 @@ export const ROLLUP_TABLE_POSTGRES = `CREATE TABLE ${ROLLUP_TABLE} (
  * outdated): runs once, doing nothing when the rollup has rows.
  */
 export function rollupBackfill(engine: SqlDialect["engine"]): string {
-  const sums = SUMMED.flatMap((column) => sumValues(engine, `sum(${column})`));
+  const sums = SUMMED.flatMap((column) => SUM_LAYOUTS[engine].values(`sum(${column})`));
   return `INSERT INTO ${ROLLUP_TABLE} (brand_id, ${rollupColumns(engine)})
   SELECT brand_id, ${KEY_COLUMNS}, count(*), ${sums.join(", ")} FROM records
   WHERE NOT EXISTS (SELECT 1 FROM ${ROLLUP_TABLE}) GROUP BY brand_id, ${KEY_COLUMNS}`;
@@ -140,7 +151,7 @@ export async function rollUpLoad(
   load: { brandId: string; rolledUp: string; replace: ReplaceScope },
 ): Promise<void> {
   const { brandId, rolledUp } = load;
-  const sums = SUMMED.flatMap((column) => sumValues(dialect.engine, column));
+  const sums = SUMMED.flatMap(SUM_LAYOUTS[dialect.engine].values);
   await run(
     `DELETE FROM ${ROLLUP_TABLE} WHERE brand_id = $1 AND ${replacedBy(load.replace, rolledUp, ROLLUP_TABLE)}`,
     [brandId],
