@@ -653,5 +653,18 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.equal(String(walked.rows.length), answers[0]!.headers["mdq-row-count"]);
       assert.equal(await engine.openTransactions(), 0);
     });
+
+    it("leaves no timer behind (node-postgres' read timeout of streams and cursors)", async () => {
+      const timers = () => process.getActiveResourcesInfo().filter((name) => name === "Timeout").length;
+      await exportOf({ format: "arrow" });
+      const before = timers();
+      const exports = 6;
+      for (let round = 0; round < exports; round += 1) {
+        const answer = await exportOf({ format: round % 2 === 0 ? "ndjson" : "arrow" });
+        assert.equal(answer.complete, true);
+      }
+      // Each whole export ran one statement or more; a timer left per statement would show here.
+      assert.ok(timers() - before < exports, `${timers() - before} more timers after ${exports} exports`);
+    });
   });
 }

@@ -15,7 +15,7 @@ import type { PoolClient } from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import Cursor from "pg-cursor";
 import { storeError } from "../postgres/postgres-errors.js";
-import { UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
+import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { parquetFromCsv } from "./parquet-from-csv.js";
@@ -108,6 +108,7 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       } finally {
         // Stopped early, the COPY is still running on the connection: it cannot be reused.
         if (!copy.readableEnded) broken = true;
+        endReadTimeout(copy);
       }
     }
   }
@@ -151,6 +152,7 @@ async function* cursorRows(
         delay(CURSOR_CLOSE_WAIT_MS).then(() => false),
       ]);
       if (!closed) onBroken();
+      endReadTimeout(cursor);
     }
   }
 }
