@@ -58,6 +58,7 @@ describe("PostgreSQL store", () => {
       "3_record_rollup",
       "4_brand_versions",
       "5_records_walk_order",
+      "6_div_half_even_bigint",
     ]);
     assert.deepEqual(
       results.map((result) => result.current),
@@ -205,18 +206,31 @@ describe("PostgreSQL store", () => {
     for (let n = -40n; n <= 40n; n += 1n) for (let d = 1n; d <= 8n; d += 1n) pairs.push([n, d]);
     for (const n of [10n ** 30n + 5n, -(10n ** 30n) - 5n, 123_456_789_012_345_678_901n, -85n * 10n ** 17n])
       for (const d of [2n, 10n, 100n, 10n ** 18n]) pairs.push([n, d]);
-    const expected = pairs.map(([n, d]) => divHalfEven(n, d).toString());
+    // Within BIGINT, as the planner divides on it (`fitsBigint`: n under 9 × 10¹⁸, d under 4 × 10¹⁸).
+    for (const n of [8_999_999_999_999_999_999n, -8_999_999_999_999_999_999n, 6_000_000_000_000_000_001n])
+      for (const d of [3n, 2_000_000_000_000_000_000n, 3_999_999_999_999_999_999n]) pairs.push([n, d]);
+    const bigints = pairs.filter(([n, d]) => n < 2n ** 63n && -n < 2n ** 63n && d < 4n * 10n ** 18n);
+    const expected = (of: [bigint, bigint][]) => of.map(([n, d]) => divHalfEven(n, d).toString());
 
     const client = await sideClient(workspace.database.url);
     try {
-      const { rows } = await client.query(
-        "SELECT div_half_even(n, d)::text AS q FROM unnest($1::numeric[], $2::numeric[]) WITH ORDINALITY AS t(n, d, i) ORDER BY i",
-        [pairs.map(([n]) => n.toString()), pairs.map(([, d]) => d.toString())],
-      );
-      assert.deepEqual(
-        rows.map((row) => row.q),
-        expected,
-      );
+      for (const [type, of] of [
+        ["numeric", pairs],
+        ["bigint", bigints],
+      ] as const) {
+        const { rows } = await client.query(
+          `SELECT div_half_even(n, d)::text AS q, pg_typeof(div_half_even(n, d))::text AS type
+            FROM unnest($1::${type}[], $2::${type}[]) WITH ORDINALITY AS t(n, d, i) ORDER BY i`,
+          [of.map(([n]) => n.toString()), of.map(([, d]) => d.toString())],
+        );
+        assert.deepEqual(
+          rows.map((row) => row.q),
+          expected(of),
+          type,
+        );
+        // The bigint operands take migration 6's function, not the numeric one.
+        assert.deepEqual(new Set(rows.map((row) => row.type)), new Set([type]));
+      }
     } finally {
       await client.end();
     }
@@ -225,14 +239,20 @@ describe("PostgreSQL store", () => {
     const connection = await instance.connect();
     try {
       await connection.run(DIV_HALF_EVEN_MACRO);
-      const values = pairs.map(([n, d]) => `(CAST('${n}' AS HUGEINT), CAST('${d}' AS HUGEINT))`).join(", ");
-      const reader = await connection.runAndReadAll(
-        `SELECT CAST(div_half_even(n, d) AS VARCHAR) AS q FROM (VALUES ${values}) AS t(n, d)`,
-      );
-      assert.deepEqual(
-        reader.getRowObjectsJS().map((row) => row["q"]),
-        expected,
-      );
+      for (const [type, of] of [
+        ["HUGEINT", pairs],
+        ["BIGINT", bigints],
+      ] as const) {
+        const values = of.map(([n, d]) => `(CAST('${n}' AS ${type}), CAST('${d}' AS ${type}))`).join(", ");
+        const reader = await connection.runAndReadAll(
+          `SELECT CAST(div_half_even(n, d) AS VARCHAR) AS q FROM (VALUES ${values}) AS t(n, d)`,
+        );
+        assert.deepEqual(
+          reader.getRowObjectsJS().map((row) => row["q"]),
+          expected(of),
+          type,
+        );
+      }
     } finally {
       connection.closeSync();
       instance.closeSync();

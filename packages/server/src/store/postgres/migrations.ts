@@ -9,7 +9,7 @@
 import type { ClientBase } from "pg";
 import { BRAND_VERSION_BACKFILL } from "../data-versions.js";
 import { ROLLUP_TABLE_POSTGRES, rollupBackfill } from "../record-rollup.js";
-import { DIV_HALF_EVEN_FUNCTION } from "../sql-dialect.js";
+import { DIV_HALF_EVEN_BIGINT_FUNCTION, DIV_HALF_EVEN_FUNCTION } from "../sql-dialect.js";
 
 /** One step of the schema. */
 export interface Migration {
@@ -234,6 +234,12 @@ DROP INDEX records_brand_date;
 ALTER INDEX records_brand_date_walk RENAME TO records_brand_date;
 `;
 
+/**
+ * `div_half_even` over bigint beside the numeric one (sql-dialect.ts): a row's money is converted
+ * on bigint where it fits. Until it is applied, the same calls run on the numeric function.
+ */
+const DIV_HALF_EVEN_BIGINT = `${DIV_HALF_EVEN_BIGINT_FUNCTION};`;
+
 /** Every migration, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial_schema", sql: INITIAL_SCHEMA },
@@ -241,6 +247,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "record_rollup", sql: RECORD_ROLLUP },
   { version: 4, name: "brand_versions", sql: BRAND_VERSIONS },
   { version: 5, name: "records_walk_order", sql: RECORDS_WALK_ORDER },
+  { version: 6, name: "div_half_even_bigint", sql: DIV_HALF_EVEN_BIGINT },
 ];
 
 /** How a migration is named in reports: `1_initial_schema`. */
