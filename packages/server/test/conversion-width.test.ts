@@ -9,14 +9,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CurrencyCode } from "@mdq/contract";
-import { createTestDatabase } from "@mdq/test-support";
 import { recordObjects } from "../src/graphql/records-json.js";
-import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { ExportQuery, RecordExports } from "../src/store/export/record-export.js";
-import { migrateDatabase } from "../src/store/open-store.js";
-import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { type AggregateQuery, RECORD_FIELDS, type RecordsQuery } from "../src/store/query-request.js";
-import type { Store, StoredRecord } from "../src/store/store.js";
+import type { StoredRecord } from "../src/store/store.js";
+import { type FreshStore, onDuckDb, onPostgres } from "./fresh-stores.js";
 
 const BRAND = "width-brand";
 const DAY = "2021-03-01";
@@ -90,7 +87,7 @@ async function exported(store: RecordExports, currency: CurrencyCode): Promise<u
     .map((line) => JSON.parse(line));
 }
 
-async function assertSameConversions(store: Store & RecordExports): Promise<void> {
+async function assertSameConversions(store: FreshStore): Promise<void> {
   await store.upsertFxRates([...RATES]);
   await store.replaceRecords(BRAND, records());
   for (const currency of ["IDR", "EUR", "JPY", "GBP"] as CurrencyCode[]) {
@@ -129,27 +126,7 @@ async function assertSameConversions(store: Store & RecordExports): Promise<void
 }
 
 describe("money converted on BIGINT and past it", () => {
-  it("converts as JavaScript does on DuckDB", async () => {
-    const store = await openDuckDbStore(":memory:");
-    try {
-      await assertSameConversions(store);
-    } finally {
-      await store.close();
-    }
-  });
+  it("converts as JavaScript does on DuckDB", () => onDuckDb(assertSameConversions));
 
-  it("converts as JavaScript does on PostgreSQL", async () => {
-    const database = await createTestDatabase();
-    try {
-      await migrateDatabase(database.url);
-      const store = await openPostgresStore({ url: database.url, poolSize: 2 });
-      try {
-        await assertSameConversions(store);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      await database.drop();
-    }
-  });
+  it("converts as JavaScript does on PostgreSQL", () => onPostgres(assertSameConversions));
 });

@@ -20,6 +20,7 @@ import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { type AggregateQuery, DIMENSIONS, METRICS } from "../src/store/query-request.js";
 import { MissingFxRateError, type Store, type StoredRecord } from "../src/store/store.js";
+import { onDuckDb, onPostgres } from "./fresh-stores.js";
 
 const BRAND = "rollup-brand";
 const CAMPAIGNS = ["cmp-1", "cmp-2", "cmp-3"];
@@ -126,32 +127,6 @@ async function assertSameAnswers(store: Store): Promise<number> {
     }
   }
   return compared;
-}
-
-/** Runs `check` on a fresh in-memory DuckDB store. */
-async function onDuckDb(check: (store: Store) => Promise<void>): Promise<void> {
-  const store = await openDuckDbStore(":memory:");
-  try {
-    await check(store);
-  } finally {
-    await store.close();
-  }
-}
-
-/** Runs `check` on a fresh store in a new, migrated PostgreSQL database. */
-async function onPostgres(check: (store: Store) => Promise<void>): Promise<void> {
-  const database = await createTestDatabase();
-  try {
-    await migrateDatabase(database.url);
-    const store = await openPostgresStore({ url: database.url, poolSize: 2 });
-    try {
-      await check(store);
-    } finally {
-      await store.close();
-    }
-  } finally {
-    await database.drop();
-  }
 }
 
 describe("the record rollup's answers", () => {
