@@ -239,7 +239,7 @@ function fitsBigint(column: string, scale: number, dialect: SqlDialect): string 
 
 /**
  * `div_half_even(n, d)` of a converted amount: on BIGINT where the row's values allow it
- * (`fitsBigint`: every real amount and rate), else on the dialect's wide integer, with the same
+ * (`fitsBigint`: nearly every row), else on the dialect's wide integer, with the same
  * exact result. The wide types are several times slower a row: DuckDB's HUGEINT divides in
  * software (a 94,500-row export's SELECT took 375 ms on HUGEINT, 121 ms on BIGINT), PostgreSQL's
  * `numeric` is arbitrary precision (about 1.2 µs a row more).
