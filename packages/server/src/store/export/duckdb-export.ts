@@ -59,11 +59,38 @@ export async function* copied(
 }
 
 /**
+ * The results of `statements`, one after another, chunk by chunk with the consumer's pace. One
+ * chunk ahead: DuckDB produces the next chunk (on a pool thread) while this one is turned into
+ * values and written, instead of each waiting on the other.
+ */
+async function* streamed(
+  connection: DuckDBConnection,
+  statements: Iterable<PlannedSql>,
+): AsyncIterable<ResultColumns> {
+  for (const statement of statements) {
+    const result = await connection.stream(statement.sql, statement.params as DuckDBValue[]);
+    let next: Promise<DuckDBDataChunk | null> | null = result.fetchChunk();
+    try {
+      for (;;) {
+        const chunk: DuckDBDataChunk | null = await next;
+        next = null;
+        if (chunk === null || chunk.rowCount === 0) break;
+        next = result.fetchChunk();
+        yield { rowCount: chunk.rowCount, columns: chunk.getColumns() };
+      }
+    } finally {
+      // Stopped early: the fetch under way ends before the snapshot's connection is closed.
+      await next?.catch(() => null);
+    }
+  }
+}
+
+/**
  * The lines of `statements` (one text column each) as the body's bytes: the first statement's
- * read as a result, which DuckDB hands over a chunk at a time as soon as its rows are sorted, the
- * others written by COPY into a pipe (`copied`). A COPY holds its output back until near its end:
- * the first window of a scale-150 export (one day, 3,150 rows) reached the pipe after 118–148 ms of
- * a 133–170 ms statement, so the body's first bytes waited for the whole window.
+ * read as a result (`streamed`), which DuckDB hands over a chunk at a time as soon as its rows are
+ * sorted, the others written by COPY into a pipe (`copied`). A COPY holds its output back until
+ * near its end: the first window of a scale-150 export (one day, 3,150 rows) reached the pipe
+ * after 118–148 ms of a 133–170 ms statement, so the body's first bytes waited for the whole window.
  */
 async function* lines(
   connection: DuckDBConnection,
@@ -72,12 +99,8 @@ async function* lines(
 ): AsyncIterable<Uint8Array> {
   const [first, ...rest] = statements;
   if (first === undefined) return;
-  const result = await connection.stream(first.sql, first.params as DuckDBValue[]);
-  for (;;) {
-    const chunk: DuckDBDataChunk | null = await result.fetchChunk();
-    if (chunk === null || chunk.rowCount === 0) break;
-    yield Buffer.from(`${chunk.getColumnValues(0).join("\n")}\n`);
-  }
+  for await (const chunk of streamed(connection, [first]))
+    yield Buffer.from(`${chunk.columns[0]!.join("\n")}\n`);
   if (rest.length > 0) yield* copied(connection, rest, options);
 }
 
@@ -94,26 +117,7 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
   return {
     // An export reuses nothing across snapshots, so it never needs the generation.
     reader: snapshotReader(connection, async () => null),
-    async *stream(statements): AsyncIterable<ResultColumns> {
-      for (const statement of statements) {
-        const result = await connection.stream(statement.sql, statement.params as DuckDBValue[]);
-        // One chunk ahead: DuckDB produces the next chunk (on a pool thread) while this one is
-        // turned into values and written, instead of each waiting on the other.
-        let next: Promise<DuckDBDataChunk | null> | null = result.fetchChunk();
-        try {
-          for (;;) {
-            const chunk: DuckDBDataChunk | null = await next;
-            next = null;
-            if (chunk === null || chunk.rowCount === 0) break;
-            next = result.fetchChunk();
-            yield { rowCount: chunk.rowCount, columns: chunk.getColumns() };
-          }
-        } finally {
-          // Stopped early: the fetch under way ends before the snapshot's connection is closed.
-          await next?.catch(() => null);
-        }
-      }
-    },
+    stream: (statements) => streamed(connection, statements),
     copyLines: (statements) => lines(connection, [...statements], LINES),
     copyParquet: ({ whole }) =>
       copied(
