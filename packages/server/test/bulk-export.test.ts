@@ -19,7 +19,11 @@ import pg from "pg";
 import { addDays } from "../src/calendar.js";
 import { buildService, type Service } from "../src/server.js";
 import { PARQUET_ROW_GROUP_ROWS } from "../src/store/export/export-sql.js";
-import type { RecordExport, RecordExports } from "../src/store/export/record-export.js";
+import {
+  FIRST_WINDOW_ROWS,
+  type RecordExport,
+  type RecordExports,
+} from "../src/store/export/record-export.js";
 import type { Store, StoredRecord } from "../src/store/store.js";
 import {
   changesRegion,
@@ -27,6 +31,10 @@ import {
   type Engine as HarnessEngine,
   postgresEngine,
 } from "./changes-harness.js";
+
+/** Days before the demo's range holding a bulk of rows (EUR, so no rate is needed): bodies far larger than socket buffers. */
+const BULK_DAYS = 200;
+const BULK_ROWS_PER_DAY = 400;
 
 /** The bulk rows: `BULK_ROWS_PER_DAY` a day, names long enough to make a big body. */
 function* bulkRecords(firstDay: string): Generator<StoredRecord> {
@@ -49,6 +57,67 @@ function* bulkRecords(firstDay: string): Generator<StoredRecord> {
         currency: "EUR",
       };
     }
+  }
+}
+
+/** docs/api.md's CSV: CRLF line ends; a field quoted when it holds a comma, quote, CR or LF. */
+const RFC_4180 = { record_delimiter: "\r\n", quoted_match: /[\r\n]/ } as const;
+
+/**
+ * Text a load accepts that CSV and JSON must escape: formula-like starts (neutralised in CSV),
+ * the separators and quotes RFC 4180 quotes, the tab, line feed and carriage return a name may
+ * hold (loads refuse only the other control characters), backslashes and non-ASCII text.
+ */
+const HOSTILE_TEXTS = [
+  "=SUM(A1:A2)",
+  "+44 20 7946 0000",
+  "-minus",
+  "@handle",
+  "\tTabbed",
+  "\rCarriage",
+  "comma, inside",
+  'say "hi"',
+  "line\nbreak",
+  "crlf\r\nend",
+  'back\\slash "and" quote',
+  "naïve – ✓ 😀",
+  "'already quoted",
+  " padded ",
+  '"=quoted formula"',
+];
+
+/**
+ * Days of plain rows (one name with a line break), more than the export's first window holds, so
+ * that the day after them, one record per hostile text, is written by the engine's COPY and the
+ * first window's line break by DuckDB's result read (duckdb-export.ts `lines`).
+ */
+const HOSTILE_FILLER_DAYS = Math.ceil(FIRST_WINDOW_ROWS / BULK_ROWS_PER_DAY) + 1;
+
+/** The filler days from `firstDay`, then the hostile texts' day, in their campaign ids and names. */
+function* hostileRecords(firstDay: string): Generator<StoredRecord> {
+  const texts = [
+    ...Array.from({ length: HOSTILE_FILLER_DAYS * BULK_ROWS_PER_DAY }, (_, index) =>
+      index === 0 ? "first\nwindow" : "plain",
+    ),
+    ...HOSTILE_TEXTS,
+  ];
+  for (const [index, text] of texts.entries()) {
+    const day = Math.min(Math.floor(index / BULK_ROWS_PER_DAY), HOSTILE_FILLER_DAYS);
+    yield {
+      recordId: `hostile-${String(index).padStart(5, "0")}`,
+      date: addDays(firstDay, day),
+      market: "GB",
+      dataSource: "google_ads",
+      channel: "search",
+      campaignId: `${text} ${index}`,
+      campaignName: text,
+      impressions: 10 + index,
+      clicks: index,
+      spendE4: BigInt(-index * 12345),
+      conversionsE4: BigInt(index * 10),
+      revenueE4: BigInt(index * 54321),
+      currency: "EUR",
+    };
   }
 }
 
@@ -85,9 +154,6 @@ function failingAfterFirstBatch(store: Store & RecordExports): Store {
 }
 
 const DAYS = 40;
-/** Days before the demo's range holding a bulk of rows (EUR, so no rate is needed): bodies far larger than socket buffers. */
-const BULK_DAYS = 200;
-const BULK_ROWS_PER_DAY = 400;
 const POOL_SIZE = 4;
 /** Longer than the PostgreSQL store's statement timeout (2 s) plus node-postgres's slack (5 s). */
 const STATEMENT_OUTLASTING_MS = 8000;
@@ -137,6 +203,21 @@ function exportPostgresEngine(): Engine {
       return Number(rows[0].n);
     },
   };
+}
+
+/** The rows of a Parquet export's file, as GraphQL gives them (numbers as doubles, dates as text). */
+async function parquetRows(path: string): Promise<Row[]> {
+  const duckdb = await (await DuckDBInstance.create(":memory:")).connect();
+  try {
+    return (
+      await duckdb.runAndReadAll(`SELECT recordId, strftime(date, '%Y-%m-%d') AS date, market, dataSource, channel,
+        campaignId, campaignName, CAST(impressions AS DOUBLE) AS impressions, CAST(clicks AS DOUBLE) AS clicks,
+        CAST(spend AS DOUBLE) AS spend, conversions, CAST(revenue AS DOUBLE) AS revenue, currency
+        FROM read_parquet('${path}')`)
+    ).getRowObjectsJS() as Row[];
+  } finally {
+    duckdb.closeSync();
+  }
 }
 
 /** An HTTP GET whose body is read to its end, or to the connection's failure. */
@@ -206,6 +287,14 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
           processingDate: today,
           source: "bulk",
         });
+        await store.replaceRecords(
+          "brand-acme",
+          hostileRecords(addDays(bulkFirst, -HOSTILE_FILLER_DAYS - 1)),
+          {
+            processingDate: today,
+            source: "hostile",
+          },
+        );
       },
     });
     const token = (appClientId?: string) => region.token(appClientId);
@@ -232,7 +321,10 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
     }
 
     /** Every record of the range through GraphQL pages (ascending day sort), and the walk's dataVersion. */
-    async function walk(currency = "EUR"): Promise<{ rows: Row[]; lines: string[]; dataVersion: string }> {
+    async function walk(
+      currency = "EUR",
+      range = { from: first(), to: last() },
+    ): Promise<{ rows: Row[]; lines: string[]; dataVersion: string }> {
       const rows: Row[] = [];
       const lines: string[] = [];
       let dataVersion = "";
@@ -242,7 +334,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
           headers: { authorization: `Bearer ${await token()}`, "content-type": "application/json" },
           body: JSON.stringify({
             query: RECORDS,
-            variables: { c: "brand-acme", r: { from: first(), to: last() }, cur: currency, p: page },
+            variables: { c: "brand-acme", r: range, cur: currency, p: page },
           }),
         });
         const text = await response.text();
@@ -307,10 +399,35 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
             ),
           ),
         ],
-        { record_delimiter: "\r\n" },
+        RFC_4180,
       );
       assert.equal(answer.body.toString("utf8"), expected);
       assert.ok(expected.startsWith(`${RECORD_FIELDS.join(",")}\r\n`));
+    });
+
+    it("escapes hostile text: JSON as GraphQL writes it, CSV quoted and neutralised", async () => {
+      const range = { from: addDays(bulk.from, -HOSTILE_FILLER_DAYS - 1), to: addDays(bulk.from, -1) };
+      const walked = await walk("EUR", range);
+      assert.equal(walked.rows.length, HOSTILE_FILLER_DAYS * BULK_ROWS_PER_DAY + HOSTILE_TEXTS.length);
+      const ndjson = await exportOf(range);
+      assert.deepEqual(ndjson.body.toString("utf8").split("\n"), [...walked.lines, ""]);
+      const csv = await exportOf({ ...range, format: "csv" });
+      const expected = stringify(
+        [
+          [...RECORD_FIELDS],
+          ...walked.rows.map((row) =>
+            RECORD_FIELDS.map((field) =>
+              typeof row[field] === "number" ? row[field] : neutraliseCsvCell(String(row[field])),
+            ),
+          ),
+        ],
+        RFC_4180,
+      );
+      assert.equal(csv.body.toString("utf8"), expected);
+      const parquet = await exportOf({ ...range, format: "parquet" });
+      const path = join(region.work, `export-${engine.name}-hostile.parquet`);
+      await writeFile(path, parquet.body);
+      assert.deepEqual(await parquetRows(path), walked.rows);
     });
 
     it("writes Parquet with DATE and DECIMAL columns holding the walk's rows", async () => {
@@ -328,14 +445,8 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.equal(typeOf["date"], "DATE");
       assert.equal(typeOf["spend"], "DECIMAL(18,2)");
       assert.equal(typeOf["revenue"], "DECIMAL(18,2)");
-      const rows = (
-        await duckdb.runAndReadAll(`SELECT recordId, strftime(date, '%Y-%m-%d') AS date, market, dataSource, channel,
-          campaignId, campaignName, CAST(impressions AS DOUBLE) AS impressions, CAST(clicks AS DOUBLE) AS clicks,
-          CAST(spend AS DOUBLE) AS spend, conversions, CAST(revenue AS DOUBLE) AS revenue, currency
-          FROM read_parquet('${path}')`)
-      ).getRowObjectsJS();
       duckdb.closeSync();
-      assert.deepEqual(rows, walked.rows);
+      assert.deepEqual(await parquetRows(path), walked.rows);
     });
 
     it("writes Parquet in row groups of about PARQUET_ROW_GROUP_ROWS rows (docs/api.md)", async () => {

@@ -9,12 +9,16 @@ import { stringify } from "csv-stringify/sync";
 import type { ExportBatch } from "../store/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
-const OPTIONS = { record_delimiter: "\r\n" } as const;
+/**
+ * csv-stringify quotes a field holding the record delimiter (CRLF), not one holding a bare CR or
+ * LF: `quoted_match` adds those, or a reader would end the row inside a name.
+ */
+export const CSV_OPTIONS = { record_delimiter: "\r\n", quoted_match: /[\r\n]/ } as const;
 
 /** CSV with a header line. */
 export function csvWriter(): RecordsWriter {
   return {
-    start: () => stringify([[...RECORD_FIELDS]], OPTIONS),
+    start: () => stringify([[...RECORD_FIELDS]], CSV_OPTIONS),
     write(batch: ExportBatch): string {
       // Text cells are neutralised; numbers are written as numbers.
       const columns = RECORD_FIELDS.map((field) =>
@@ -24,7 +28,7 @@ export function csvWriter(): RecordsWriter {
       );
       const rows = new Array<(string | number)[]>(batch.rowCount);
       for (let row = 0; row < batch.rowCount; row += 1) rows[row] = columns.map((column) => column[row]!);
-      return stringify(rows, OPTIONS);
+      return stringify(rows, CSV_OPTIONS);
     },
     end: () => "",
   };

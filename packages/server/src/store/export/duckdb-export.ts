@@ -13,14 +13,18 @@ import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBValue } f
 import { snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { openExportPipe } from "./export-pipe.js";
-import { PARQUET_ROW_GROUP_ROWS } from "./export-sql.js";
+import { LINE_QUOTE, PARQUET_ROW_GROUP_ROWS } from "./export-sql.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
 
+const QUOTE = String.fromCharCode(LINE_QUOTE);
+
 /**
- * COPY options writing one text column as bare lines: a quote and a delimiter that no line holds
- * (loads refuse control characters, and JSON escapes them), so no value is ever quoted.
+ * COPY options writing one text column as lines: a quote (`LINE_QUOTE`) and a delimiter that no
+ * line holds (loads refuse control characters, and JSON escapes them); only a line holding a CR
+ * or LF is quoted, and record-export.ts takes those quotes off. The escape is the quote too
+ * (DuckDB's own is `"`, which would double every quote of a CSV line it quotes).
  */
-const LINES = "FORMAT csv, HEADER false, QUOTE '\u0001', DELIMITER '\u0002', USE_TMP_FILE false";
+const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DELIMITER '\u0002', USE_TMP_FILE false`;
 
 /**
  * `statements` written by DuckDB into a pipe, one COPY after another with `options`, read back as

@@ -13,7 +13,7 @@
  *   only the notation differs (DuckDB's `12.0`, either engine's `1.6e+16` where JavaScript writes
  *   the digits out below 1e21), and is rewritten here.
  * - CSV cells: formula-like text neutralised (`FORMULA_TRIGGERS`, the contract's one rule), then
- *   quoted as csv-stringify quotes (a comma, quote, CR or LF inside; quotes doubled).
+ *   quoted as csv-writer.ts quotes (a comma, quote, CR or LF inside; quotes doubled).
  */
 import {
   CURRENCIES,
@@ -101,9 +101,20 @@ function fieldText(field: RecordField, format: LineFormat, dialect: SqlDialect):
 }
 
 /**
+ * The byte the engines' COPY writers take for a quote when they write lines (`LINES` of
+ * duckdb-export.ts and postgres-export.ts), with a delimiter no line holds. No line holds this
+ * byte either (loads refuse control characters, JSON escapes them), so a writer quotes only a
+ * line that holds a CR or LF — every CSV line, which ends with its CR — and `unquotedLines`
+ * takes the quotes off again.
+ */
+export const LINE_QUOTE = 0x01;
+
+/**
  * The export's rows of `plan` as one text value each (`line`), in its order: an NDJSON line as
  * `JSON.stringify` writes the `MarketingRecord` (its keys in the schema's order), or a CSV line
- * as csv-stringify writes it; without the line end, which the engine's writer adds.
+ * as csv-writer.ts writes it, with its CR; the engine's writer adds the LF that ends each line.
+ * A CSV line ends with CRLF while a cell may hold a bare LF or CR of its own (loads take them in
+ * names), so the CR is written here, not put before every LF afterwards.
  */
 export function planExportLines(plan: PlannedExport, format: LineFormat, dialect: SqlDialect): PlannedExport {
   const parts = RECORD_FIELDS.map((field, index) => {
@@ -111,7 +122,7 @@ export function planExportLines(plan: PlannedExport, format: LineFormat, dialect
     if (format === "csv") return index === 0 ? value : `',' || ${value}`;
     return `${literal(`${index === 0 ? "{" : ","}"${field}":`)} || ${value}`;
   });
-  const line = format === "csv" ? parts.join(" || ") : `${parts.join(" || ")} || '}'`;
+  const line = `${parts.join(" || ")} || ${format === "csv" ? "chr(13)" : "'}'"}`;
   return { sql: `SELECT ${line} AS line FROM (${plan.sql}) e`, params: plan.params };
 }
 

@@ -18,6 +18,7 @@ import { storeError } from "../postgres/postgres-errors.js";
 import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
+import { LINE_QUOTE } from "./export-sql.js";
 import { parquetFromCsv } from "./parquet-from-csv.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
 
@@ -28,10 +29,11 @@ const CURSOR_CLOSE_WAIT_MS = 1000;
 const CURSOR_ROWS = 8192;
 
 /**
- * COPY options writing one text column as bare lines: a quote, a delimiter and a NULL marker
- * that no line holds or is (loads refuse control characters, and JSON escapes them).
+ * COPY options writing one text column as lines: a quote (`LINE_QUOTE`), a delimiter and a NULL
+ * marker that no line holds or is (loads refuse control characters, and JSON escapes them); only
+ * a line holding a CR or LF is quoted, and record-export.ts takes those quotes off.
  */
-const LINES = "FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02', NULL E'\\x03'";
+const LINES = `FORMAT csv, QUOTE E'\\x${LINE_QUOTE.toString(16).padStart(2, "0")}', DELIMITER E'\\x02', NULL E'\\x03'`;
 
 /**
  * A planned statement with its parameters written in as literals: `COPY` takes no parameters.

@@ -24,7 +24,13 @@ import {
 } from "../query-planner.js";
 import type { RecordsQuery, RowScope } from "../query-request.js";
 import type { DayCount } from "../walk-memory.js";
-import { type LineFormat, NUMBER_FIELDS, planExportLines, planExportParquet } from "./export-sql.js";
+import {
+  LINE_QUOTE,
+  type LineFormat,
+  NUMBER_FIELDS,
+  planExportLines,
+  planExportParquet,
+} from "./export-sql.js";
 
 /** A validated export request: the rows of `scope` in `currency`, after `after` when resuming. */
 export interface ExportQuery {
@@ -104,7 +110,7 @@ export interface ParquetRows {
 }
 
 /** Rows of the first window: few, so that the first byte comes early. */
-const FIRST_WINDOW_ROWS = 4096;
+export const FIRST_WINDOW_ROWS = 4096;
 /** Rows of a later window: enough that a statement's start costs little against its rows. */
 const WINDOW_ROWS = 65_536;
 
@@ -209,23 +215,27 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
   }
 }
 
-/** `\n` line ends as CSV's `\r\n` (a CSV line holds no other LF: loads refuse control characters). */
-async function* crlf(chunks: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+/**
+ * `chunks` without the engines' quotes around lines (`LINE_QUOTE`): the bytes of the lines as the
+ * planner wrote them. The quote byte is nowhere else, so every one of them goes.
+ */
+async function* unquotedLines(chunks: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
   for await (const chunk of chunks) {
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    let lines = 0;
-    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines += 1;
-    const out = Buffer.allocUnsafe(bytes.length + lines);
+    let at = bytes.indexOf(LINE_QUOTE);
+    if (at === -1) {
+      yield bytes;
+      continue;
+    }
+    const out = Buffer.allocUnsafe(bytes.length);
     let from = 0;
     let to = 0;
-    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) {
+    for (; at !== -1; at = bytes.indexOf(LINE_QUOTE, from)) {
       to += bytes.copy(out, to, from, at);
-      out[to++] = 13;
-      out[to++] = 10;
       from = at + 1;
     }
     to += bytes.copy(out, to, from);
-    yield out;
+    yield out.subarray(0, to);
   }
 }
 
@@ -249,7 +259,7 @@ class SnapshotExport implements RecordExport {
     if (format === "ndjson" || format === "csv") {
       const lines = this.plans.map((plan) => planExportLines(plan, format as LineFormat, dialect));
       const body = this.snapshot.copyLines(lines);
-      return this.once(format === "csv" ? crlf(body) : body);
+      return this.once(unquotedLines(body));
     }
     // A Parquet file of no rows (its schema alone) is written from `batches`.
     if (format === "parquet" && this.whole !== null) {
