@@ -79,11 +79,15 @@ export async function replaceFromStaging(
   const rolledUp = `${staging}_rolled_up`;
   await rollUpStaged(run, staging, rolledUp);
   // A record id names one record of the brand: it may move within the replaced rows, but may not
-  // collide with a record this load leaves alone.
+  // collide with a record this load leaves alone. The rows left alone are found first, then
+  // joined with the staged ones: joined first, DuckDB hashed every staged row against every row
+  // of the brand (a reload of 10 M rows, none left alone: 1.1 s, and the server's peak RSS at
+  // 509 MB; on 1 M rows 76–114 ms against 19–21 ms now).
   const clashes = await run(
-    `SELECT s.record_id, ${dialect.formatDate("r.date")} AS kept_day FROM ${staging} s
-      JOIN records r ON r.brand_id = $1 AND r.record_id = s.record_id
-      WHERE NOT ${replacedBy(replace, rolledUp, "r")} ORDER BY s.record_id LIMIT 5`,
+    `WITH kept AS (SELECT r.record_id, r.date FROM records r
+        WHERE r.brand_id = $1 AND NOT ${replacedBy(replace, rolledUp, "r")})
+      SELECT s.record_id, ${dialect.formatDate("k.date")} AS kept_day FROM kept k
+      JOIN ${staging} s ON s.record_id = k.record_id ORDER BY s.record_id LIMIT 5`,
     [brandId],
   );
   if (clashes.length > 0) {
