@@ -3,7 +3,8 @@
  * staging table of stored columns (`STAGING_COLUMNS`), every rule of `record-rules.ts` evaluated
  * in that same statement as one flag per row, then one scan of the table that checks the flags,
  * the vocabularies and the duplicate keys. On the DuckDB store the table is a temporary table of
- * the load's own transaction; for PostgreSQL it is in a scratch DuckDB, written out for COPY.
+ * the store's writer connection, committed before the load's transaction reads it
+ * (duckdb-store.ts `replaceStaged`); for PostgreSQL it is in a scratch DuckDB, written out for COPY.
  *
  * This path only tells a clean file from one that is not (`RecordsNotClean`). A file that is not
  * clean is read again by `readRecordsFile` (records-file.ts), which names every problem's line,
@@ -66,7 +67,7 @@ const badDate = (x: string) =>
 /**
  * Reads the file into the new table `staging` on `connection` and checks it. Resolves with its
  * rows and days when every rule holds; rejects with `RecordsNotClean` otherwise (the table may be
- * left behind: the caller's transaction or scratch database drops it), or with a
+ * left behind: the caller or its scratch database drops it), or with a
  * `RecordsFileError` for a problem of the file as a whole (its header, a missing column).
  */
 export async function stageRecords(

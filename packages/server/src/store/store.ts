@@ -285,15 +285,15 @@ export interface ParquetLoads {
 }
 
 /**
- * Fills the staging table `staging` (`STAGING_COLUMNS` of record-replace.ts) on the engine's own
- * DuckDB connection, inside the load's transaction; returns how many rows it holds.
+ * Fills the staging table `staging` (`STAGING_COLUMNS` of record-replace.ts), a temporary table on
+ * the engine's own DuckDB connection, before the load's transaction; returns how many rows it holds.
  */
 export type StageRecords = (connection: DuckDBConnection, staging: string) => Promise<number>;
 
 /**
  * A capability of an engine that is DuckDB itself: a load's file is read and checked straight
- * into a staging table of the load's own transaction (load/record-staging.ts), with no hand-over
- * file. A failure of `stage` rolls the transaction back and is rethrown.
+ * into a temporary staging table of the engine's connection (load/record-staging.ts), with no
+ * hand-over file. A failure of `stage` changes nothing (the table is dropped) and is rethrown.
  */
 export interface StagedLoads {
   replaceRecordsStaged(
