@@ -13,7 +13,7 @@ import type { RecordsWriter } from "./records-writer.js";
  * csv-stringify quotes a field holding the record delimiter (CRLF), not one holding a bare CR or
  * LF: `quoted_match` adds those, or a reader would end the row inside a name.
  */
-export const CSV_OPTIONS = { record_delimiter: "\r\n", quoted_match: /[\r\n]/ } as const;
+const CSV_OPTIONS = { record_delimiter: "\r\n", quoted_match: /[\r\n]/ } as const;
 
 /** CSV with a header line. */
 export function csvWriter(): RecordsWriter {

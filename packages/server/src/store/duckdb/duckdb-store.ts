@@ -189,7 +189,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     return String(this.generation);
   }
 
-  /** A write (`write`) under `settings`, which are global and outside transactions: set before, restored after. */
+  /** A write (`write`) under `settings`: global and outside transactions, set before, restored after. */
   private writeUnder<Result>(
     settings: Settings | undefined,
     work: (connection: DuckDBConnection) => Promise<Result>,
@@ -546,8 +546,9 @@ async function inTransaction<Result>(
 /**
  * Sets DuckDB's global settings for what runs next: a load's (every core, its own memory limit and
  * allocator threshold; the insertion order stays kept: without it, reading NDJSON on two threads
- * ran out of 128 MB) or the served ones back. Reads running meanwhile share them. A memory limit DuckDB cannot lower at once (readers pin more than it) is
- * left as it was: the load runs under the served limit rather than fail.
+ * ran out of 128 MB) or the served ones back. Reads running meanwhile share them. A memory limit
+ * DuckDB cannot lower at once (readers pin more than it) is left as it was: the load runs under
+ * the served limit rather than fail.
  */
 async function applySettings(connection: DuckDBConnection, settings: Settings): Promise<void> {
   const size = (text: string) => `'${text.replace(/[^0-9A-Za-z. ]/g, "")}'`;
