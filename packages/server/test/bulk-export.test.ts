@@ -63,6 +63,16 @@ function* bulkRecords(firstDay: string): Generator<StoredRecord> {
 /** docs/api.md's CSV: CRLF line ends; a field quoted when it holds a comma, quote, CR or LF. */
 const RFC_4180 = { record_delimiter: "\r\n", quoted_match: /[\r\n]/ } as const;
 
+/** `rows` as docs/api.md's CSV: a header line, text cells neutralised, numbers as they are. */
+function csvOf(rows: readonly Row[]): string {
+  const cells = rows.map((row) =>
+    RECORD_FIELDS.map((field) =>
+      typeof row[field] === "number" ? row[field] : neutraliseCsvCell(String(row[field])),
+    ),
+  );
+  return stringify([[...RECORD_FIELDS], ...cells], RFC_4180);
+}
+
 /**
  * Text a load accepts that CSV and JSON must escape: formula-like starts (neutralised in CSV),
  * the separators and quotes RFC 4180 quotes, the tab, line feed and carriage return a name may
@@ -390,17 +400,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const answer = await exportOf({ format: "csv" });
       assert.equal(answer.status, 200);
       assert.equal(answer.headers["content-type"], "text/csv; charset=utf-8; header=present");
-      const expected = stringify(
-        [
-          [...RECORD_FIELDS],
-          ...walked.rows.map((row) =>
-            RECORD_FIELDS.map((field) =>
-              typeof row[field] === "number" ? row[field] : neutraliseCsvCell(String(row[field])),
-            ),
-          ),
-        ],
-        RFC_4180,
-      );
+      const expected = csvOf(walked.rows);
       assert.equal(answer.body.toString("utf8"), expected);
       assert.ok(expected.startsWith(`${RECORD_FIELDS.join(",")}\r\n`));
     });
@@ -412,17 +412,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const ndjson = await exportOf(range);
       assert.deepEqual(ndjson.body.toString("utf8").split("\n"), [...walked.lines, ""]);
       const csv = await exportOf({ ...range, format: "csv" });
-      const expected = stringify(
-        [
-          [...RECORD_FIELDS],
-          ...walked.rows.map((row) =>
-            RECORD_FIELDS.map((field) =>
-              typeof row[field] === "number" ? row[field] : neutraliseCsvCell(String(row[field])),
-            ),
-          ),
-        ],
-        RFC_4180,
-      );
+      const expected = csvOf(walked.rows);
       assert.equal(csv.body.toString("utf8"), expected);
       const parquet = await exportOf({ ...range, format: "parquet" });
       const path = join(region.work, `export-${engine.name}-hostile.parquet`);
