@@ -131,6 +131,34 @@ function* hostileRecords(firstDay: string): Generator<StoredRecord> {
   }
 }
 
+/**
+ * Rows of one day larger than a DuckDB row group (122,880 rows), so that the export reads the day
+ * (one window: a day is never split) on both of the store's threads.
+ */
+const BIG_DAY_ROWS = 200_000;
+
+/** `BIG_DAY_ROWS` records of `date`, their ids in a scrambled order. */
+function* bigDayRecords(date: string): Generator<StoredRecord> {
+  for (let index = 0; index < BIG_DAY_ROWS; index += 1) {
+    const id = (index * 7919) % BIG_DAY_ROWS;
+    yield {
+      recordId: `big-${String(id).padStart(6, "0")}`,
+      date,
+      market: "GB",
+      dataSource: "google_ads",
+      channel: "search",
+      campaignId: `c-${id}`,
+      campaignName: `Big day campaign ${id % 500}`,
+      impressions: id,
+      clicks: id % 100,
+      spendE4: BigInt(id * 101),
+      conversionsE4: BigInt(id % 1000),
+      revenueE4: BigInt(id * 307),
+      currency: "EUR",
+    };
+  }
+}
+
 /** `chunks`, failing after the first. */
 async function* failingAfterFirst<Chunk>(chunks: AsyncIterable<Chunk>): AsyncGenerator<Chunk> {
   for await (const chunk of chunks) {
@@ -299,6 +327,14 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
         });
         await store.replaceRecords(
           "brand-acme",
+          bigDayRecords(addDays(bulkFirst, -HOSTILE_FILLER_DAYS - 2)),
+          {
+            processingDate: today,
+            source: "big-day",
+          },
+        );
+        await store.replaceRecords(
+          "brand-acme",
           hostileRecords(addDays(bulkFirst, -HOSTILE_FILLER_DAYS - 1)),
           {
             processingDate: today,
@@ -418,6 +454,42 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const path = join(region.work, `export-${engine.name}-hostile.parquet`);
       await writeFile(path, parquet.body);
       assert.deepEqual(await parquetRows(path), walked.rows);
+    });
+
+    it("keeps (date, recordId) order in every format when one day outgrows a row group", async () => {
+      const day = addDays(bulk.from, -HOSTILE_FILLER_DAYS - 2);
+      const expected = Array.from({ length: BIG_DAY_ROWS }, (_, id) => `big-${String(id).padStart(6, "0")}`);
+      const ndjson = await exportOf({ from: day, to: day });
+      const ndjsonIds = ndjson.body
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line).recordId);
+      assert.equal(ndjsonIds.length, BIG_DAY_ROWS);
+      assert.ok(
+        ndjsonIds.every((id, index) => id === expected[index]),
+        "NDJSON out of order",
+      );
+      const csv = await exportOf({ from: day, to: day, format: "csv" });
+      const csvIds = csv.body
+        .toString("utf8")
+        .split("\r\n")
+        .slice(1, -1)
+        .map((line) => line.slice(0, line.indexOf(",")));
+      assert.equal(csvIds.length, BIG_DAY_ROWS);
+      assert.ok(
+        csvIds.every((id, index) => id === expected[index]),
+        "CSV out of order",
+      );
+      const parquet = await exportOf({ from: day, to: day, format: "parquet" });
+      const path = join(region.work, `export-${engine.name}-big-day.parquet`);
+      await writeFile(path, parquet.body);
+      const parquetIds = (await parquetRows(path)).map((row) => row["recordId"]);
+      assert.equal(parquetIds.length, BIG_DAY_ROWS);
+      assert.ok(
+        parquetIds.every((id, index) => id === expected[index]),
+        "Parquet out of order",
+      );
     });
 
     it("writes Parquet with DATE and DECIMAL columns holding the walk's rows", async () => {

@@ -114,10 +114,11 @@ export const FIRST_WINDOW_ROWS = 4096;
 /** Rows of a later window: enough that a statement's start costs little against its rows. */
 const WINDOW_ROWS = 65_536;
 
-/** A range of whole days read by one statement. */
+/** A range of whole days read by one statement, and its rows. */
 interface ExportWindow {
   from: string;
   to: string;
+  rows: number;
 }
 
 /**
@@ -138,12 +139,12 @@ export function exportWindows(
     const next = days[index + 1];
     if (next === undefined) break;
     if (rows + next.rows > limit) {
-      windows.push({ from, to: day.day });
+      windows.push({ from, to: day.day, rows });
       from = next.day;
       rows = 0;
     }
   }
-  windows.push({ from, to: scope.to });
+  windows.push({ from, to: scope.to, rows });
   return windows;
 }
 
@@ -208,7 +209,8 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
         : planRecordsExport({ ...query.scope, from: days[0]!.day }, query.currency, dialect, {
             after: boundary,
           });
-    return new SnapshotExport(snapshot, plans, whole, query.currency, rowCount, dataVersion);
+    const oversized = windows.map((window) => window.rows > WINDOW_ROWS);
+    return new SnapshotExport(snapshot, plans, oversized, whole, query.currency, rowCount, dataVersion);
   } catch (error) {
     await snapshot.end();
     throw error;
@@ -247,6 +249,8 @@ class SnapshotExport implements RecordExport {
     private readonly snapshot: ExportSnapshot,
     /** The rows' statements, window after window. */
     private readonly plans: readonly PlannedExport[],
+    /** Per plan: whether its window holds more than `WINDOW_ROWS` rows (one day that large). */
+    private readonly oversized: readonly boolean[],
     /** The rows in one statement (a Parquet file is written whole), or null without rows. */
     private readonly whole: PlannedExport | null,
     private readonly currency: CurrencyCode,
@@ -257,7 +261,9 @@ class SnapshotExport implements RecordExport {
   engineBody(format: ExportFormat): AsyncIterable<Uint8Array> | null {
     const dialect = this.snapshot.reader.dialect;
     if (format === "ndjson" || format === "csv") {
-      const lines = this.plans.map((plan) => planExportLines(plan, format as LineFormat, dialect));
+      const lines = this.plans.map((plan, index) =>
+        planExportLines(plan, format as LineFormat, dialect, this.oversized[index]!),
+      );
       const body = this.snapshot.copyLines(lines);
       return this.once(unquotedLines(body));
     }
