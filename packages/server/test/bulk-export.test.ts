@@ -6,8 +6,9 @@
  * refusal has its code and status.
  */
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { gunzipSync } from "node:zlib";
@@ -825,6 +826,14 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const walked = await walk();
       assert.equal(String(walked.rows.length), answers[0]!.headers["mdq-row-count"]);
       assert.equal(await engine.openTransactions(), 0);
+      // Nor do the exports' work directories stay behind (DuckDB's windows are written to files).
+      let left: string[] = [];
+      for (let attempt = 0; attempt < 50; attempt += 1) {
+        left = (await readdir(tmpdir())).filter((name) => name.startsWith(`mdq-export-${process.pid}-`));
+        if (left.length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.deepEqual(left, []);
     });
 
     it("leaves no timer behind (node-postgres' read timeout of streams and cursors)", async () => {

@@ -79,12 +79,17 @@ function jsonString(column: string, dialect: SqlDialect): string {
     : `CAST(to_json(${column}) AS text)`;
 }
 
-/** A text column as a CSV cell: neutralised (`neutraliseCsvCell`), then quoted when it must be. */
-function csvCell(column: string): string {
+/** A text column neutralised as a CSV cell (`neutraliseCsvCell`): formula-like text gets a `'` first. */
+function neutralised(column: string): string {
   const triggers = FORMULA_TRIGGERS.map((trigger) =>
     trigger === "\t" ? "chr(9)" : trigger === "\r" ? "chr(13)" : literal(trigger),
   );
-  const neutral = `CASE WHEN left(${column}, 1) IN (${triggers.join(", ")}) THEN '''' || ${column} ELSE ${column} END`;
+  return `CASE WHEN left(${column}, 1) IN (${triggers.join(", ")}) THEN '''' || ${column} ELSE ${column} END`;
+}
+
+/** A text column as a CSV cell: neutralised, then quoted when it must be. */
+function csvCell(column: string): string {
+  const neutral = neutralised(column);
   // The `'` prefix never needs quoting itself, so whether to quote is read off the stored text.
   const quoted = ["','", `'"'`, "chr(13)", "chr(10)"].map(
     (character) => `strpos(${column}, ${character}) > 0`,
@@ -125,6 +130,31 @@ function linesOrder(dialect: SqlDialect, oversized: boolean): string {
 export const LINE_QUOTE = 0x01;
 
 /**
+ * `chunks` of lines a writer wrote with `LINE_QUOTE` for its quote, without those quotes: the
+ * bytes of the lines as `planExportLines` wrote them. The quote byte is nowhere else, so every one
+ * of them goes.
+ */
+export async function* unquotedLines(chunks: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  for await (const chunk of chunks) {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let at = bytes.indexOf(LINE_QUOTE);
+    if (at === -1) {
+      yield bytes;
+      continue;
+    }
+    const out = Buffer.allocUnsafe(bytes.length);
+    let from = 0;
+    let to = 0;
+    for (; at !== -1; at = bytes.indexOf(LINE_QUOTE, from)) {
+      to += bytes.copy(out, to, from, at);
+      from = at + 1;
+    }
+    to += bytes.copy(out, to, from);
+    yield out.subarray(0, to);
+  }
+}
+
+/**
  * The export's rows of `plan` as one text value each (`line`), in its order: an NDJSON line as
  * `JSON.stringify` writes the `MarketingRecord` (its keys in the schema's order), or a CSV line
  * as csv-writer.ts writes it, with its CR; the engine's writer adds the LF that ends each line.
@@ -145,6 +175,31 @@ export function planExportLines(
   const line = `${parts.join(" || ")} || ${format === "csv" ? "chr(13)" : "'}'"}`;
   return {
     sql: `SELECT ${line} AS line FROM (${plan.sql}) e${linesOrder(dialect, oversized)}`,
+    params: plan.params,
+  };
+}
+
+/**
+ * The export's rows of `plan` as the cells of CSV lines, for an engine's own CSV writer to quote
+ * and join (DuckDB's, duckdb-export.ts `CSV_CELLS`: a field holding `,`, `"`, CR or LF quoted, its
+ * quotes doubled, CRLF after each row, as csv-writer.ts writes): the text neutralised, the
+ * numbers' text as `planExportLines` writes it. The same bytes as its CSV lines in about two
+ * thirds of their time (DuckDB, scale 150, 90 days in windows, one thread: 1.22 s against
+ * 1.79 s): the lines' quoting expressions alone cost each statement 74 ms of planning against 35.
+ */
+export function planExportCsvCells(
+  plan: PlannedExport,
+  dialect: SqlDialect,
+  oversized = false,
+): PlannedExport {
+  const cells = RECORD_FIELDS.map((field) => {
+    const column = `e."${field}"`;
+    if (COUNT_FIELDS.has(field)) return column;
+    if (NUMBER_FIELDS.has(field)) return `${jsNumberText(column, dialect)} AS "${field}"`;
+    return `${neutralised(column)} AS "${field}"`;
+  });
+  return {
+    sql: `SELECT ${cells.join(", ")} FROM (${plan.sql}) e${linesOrder(dialect, oversized)}`,
     params: plan.params,
   };
 }

@@ -18,7 +18,7 @@ import { storeError } from "../postgres/postgres-errors.js";
 import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
-import { LINE_QUOTE } from "./export-sql.js";
+import { LINE_QUOTE, planExportLines, unquotedLines } from "./export-sql.js";
 import { parquetFromCsv } from "./parquet-from-csv.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
 
@@ -31,7 +31,8 @@ const CURSOR_ROWS = 8192;
 /**
  * COPY options writing one text column as lines: a quote (`LINE_QUOTE`), a delimiter and a NULL
  * marker that no line holds or is (loads refuse control characters, and JSON escapes them); only
- * a line holding a CR or LF is quoted, and record-export.ts takes those quotes off.
+ * a line holding a CR or LF is quoted (every CSV line, which ends with its CR), and
+ * `unquotedLines` takes those quotes off.
  */
 const LINES = `FORMAT csv, QUOTE E'\\x${LINE_QUOTE.toString(16).padStart(2, "0")}', DELIMITER E'\\x02', NULL E'\\x03'`;
 
@@ -84,7 +85,13 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       ...reader,
       run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
     },
-    copyLines: (statements) => copied(statements, LINES),
+    copyText: (format, windows) =>
+      unquotedLines(
+        copied(
+          windows.map((window) => planExportLines(window.plan, format, reader.dialect, window.oversized)),
+          LINES,
+        ),
+      ),
     copyParquet: ({ windows, currency }) => parquetFromCsv(copied(windows, "FORMAT csv"), currency),
     stream: (statements) =>
       cursorRows(client, statements, () => {

@@ -24,13 +24,7 @@ import {
 } from "../query-planner.js";
 import type { RecordsQuery, RowScope } from "../query-request.js";
 import type { DayCount } from "../walk-memory.js";
-import {
-  LINE_QUOTE,
-  type LineFormat,
-  NUMBER_FIELDS,
-  planExportLines,
-  planExportParquet,
-} from "./export-sql.js";
+import { type LineFormat, NUMBER_FIELDS, planExportParquet } from "./export-sql.js";
 
 /** A validated export request: the rows of `scope` in `currency`, after `after` when resuming. */
 export interface ExportQuery {
@@ -89,10 +83,11 @@ export interface ExportSnapshot {
   /** Streams planned statements' results in chunks, with the consumer's pace (backpressure). */
   stream(statements: Iterable<PlannedSql>): AsyncIterable<ResultColumns>;
   /**
-   * The rows of planned statements of one text column, written by the engine as lines (each
-   * value, then `\n`), statement after statement, with the consumer's pace.
+   * The body of a text format for the windows' rows, window after window, with the consumer's
+   * pace: the bytes of `planExportLines`'s lines, each followed by `\n`, however the engine
+   * writes them.
    */
-  copyLines(statements: Iterable<PlannedSql>): AsyncIterable<Uint8Array>;
+  copyText(format: LineFormat, windows: readonly TextWindow[]): AsyncIterable<Uint8Array>;
   /**
    * The rows written as one Parquet file, in `planExportParquet`'s columns: read by one statement
    * (`whole`) or by the same rows' windows one after another, whichever the engine writes from.
@@ -100,6 +95,13 @@ export interface ExportSnapshot {
   copyParquet(rows: ParquetRows): AsyncIterable<Uint8Array>;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
+}
+
+/** One window of an export's rows for `ExportSnapshot.copyText`. */
+export interface TextWindow {
+  plan: PlannedExport;
+  /** Whether it holds more than `WINDOW_ROWS` rows (one day that large: export-sql.ts `linesOrder`). */
+  oversized: boolean;
 }
 
 /** An export's rows for `ExportSnapshot.copyParquet`, in the Parquet file's columns. */
@@ -217,30 +219,6 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
   }
 }
 
-/**
- * `chunks` without the engines' quotes around lines (`LINE_QUOTE`): the bytes of the lines as the
- * planner wrote them. The quote byte is nowhere else, so every one of them goes.
- */
-async function* unquotedLines(chunks: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  for await (const chunk of chunks) {
-    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    let at = bytes.indexOf(LINE_QUOTE);
-    if (at === -1) {
-      yield bytes;
-      continue;
-    }
-    const out = Buffer.allocUnsafe(bytes.length);
-    let from = 0;
-    let to = 0;
-    for (; at !== -1; at = bytes.indexOf(LINE_QUOTE, from)) {
-      to += bytes.copy(out, to, from, at);
-      from = at + 1;
-    }
-    to += bytes.copy(out, to, from);
-    yield out.subarray(0, to);
-  }
-}
-
 /** An export over an engine's snapshot. */
 class SnapshotExport implements RecordExport {
   private started = false;
@@ -259,13 +237,9 @@ class SnapshotExport implements RecordExport {
   ) {}
 
   engineBody(format: ExportFormat): AsyncIterable<Uint8Array> | null {
-    const dialect = this.snapshot.reader.dialect;
     if (format === "ndjson" || format === "csv") {
-      const lines = this.plans.map((plan, index) =>
-        planExportLines(plan, format as LineFormat, dialect, this.oversized[index]!),
-      );
-      const body = this.snapshot.copyLines(lines);
-      return this.once(unquotedLines(body));
+      const windows = this.plans.map((plan, index) => ({ plan, oversized: this.oversized[index]! }));
+      return this.once(this.snapshot.copyText(format, windows));
     }
     // A Parquet file of no rows (its schema alone) is written from `batches`.
     if (format === "parquet" && this.whole !== null) {
