@@ -447,9 +447,13 @@ export function planPackedRecordsPage(
   const values = page.columns.map((column) =>
     escaped && column.text ? packedText(column.packed) : column.packed,
   );
+  // Each row's values joined before the aggregate, which then sorts one text per row by its keys:
+  // joined inside it, DuckDB sorted every column of the row and joined them after, a fifth more
+  // of the statement (scale 30, 10,000 rows, one thread: 24–29 ms against 19–20).
+  const lines = `SELECT concat_ws(chr(1), ${values.join(", ")}) AS line, ${page.orderKeys.join(", ")} FROM page r`;
   return {
     sql: `WITH ${page.ctes} SELECT count(*) AS n,
-      ${dialect.utf8(dialect.aggregateInOrder(`concat_ws(chr(1), ${values.join(", ")})`, "chr(1)", page.orderBy))} AS packed FROM page r`,
+      ${dialect.utf8(dialect.aggregateInOrder("p.line", "chr(1)", page.orderIn("p.")))} AS packed FROM (${lines}) p`,
     params: page.statement.params,
     ...page.layout,
   };
@@ -512,8 +516,11 @@ function pageStatement(query: RecordsQuery, dialect: SqlDialect, position: PageP
     ...sortKeys.map((key) => key.expression),
   ];
   // Qualified keys (`r.k0`) in the outer ORDER BY: a bare name could resolve to an output alias.
-  const orderBy = (qualifier: string) =>
-    [...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`), "r.record_id ASC"].join(", ");
+  const orderBy = (qualifier: string, idQualifier = "r.") =>
+    [
+      ...sortKeys.map((key, index) => `${qualifier}k${index} ${key.direction}`),
+      `${idQualifier}record_id ASC`,
+    ].join(", ");
   const { page, pageSize } = query.page;
   const limit = statement.bind(position.rows ?? pageSize);
   const offset = statement.bind(after ? 0 : (page - 1) * pageSize);
@@ -552,6 +559,9 @@ function pageStatement(query: RecordsQuery, dialect: SqlDialect, position: PageP
   return {
     ctes: ctes.join(",\n"),
     orderBy: orderBy("r."),
+    /** The page's order over a query of `page r` that selects `orderKeys`, qualified anew. */
+    orderIn: (qualifier: string) => orderBy(qualifier, qualifier),
+    orderKeys: [...sortKeys.map((_, index) => `r.k${index}`), "r.record_id"],
     statement,
     columns,
     layout: { fields, boundaryColumns, sourceCurrencyColumn, sortKeyColumns, width: columns.length },
