@@ -4,11 +4,10 @@
  *
  * The engine writes the body's bytes itself, so no value becomes a JavaScript value: the text
  * formats window by window, each window by `COPY (...) TO '<file>'` into a file of its own that
- * Node reads while DuckDB writes the next (`filed`); only the text lines of the first window are
- * read as a result, so that the first bytes come early (`textBody`). Parquet, one statement, by
- * `COPY` into a named pipe that Node reads (export-pipe.ts). Reading is the backpressure: when the
- * client reads slowly, no next window is written (text), or the pipe fills and DuckDB's writer
- * waits (Parquet). Formats DuckDB does not write are streamed chunk by chunk (`connection.stream`
+ * Node then reads (`filed`); only the text lines of the first window are read as a result, so
+ * that the first bytes come early (`textBody`). Parquet, one statement, by `COPY` into a named
+ * pipe that Node reads (export-pipe.ts). Reading is the backpressure: when the client reads
+ * slowly, no next window is written (text), or the pipe fills and DuckDB's writer waits (Parquet). Formats DuckDB does not write are streamed chunk by chunk (`connection.stream`
  * + `fetchChunk`: DuckDB produces the next chunk only when it is asked for, one chunk ahead of the
  * writer).
  */
@@ -121,9 +120,11 @@ async function* streamed(
 
 /**
  * `statements` written by DuckDB with `options`, each into a file of its own in a private work
- * directory, read back as soon as it is whole while DuckDB writes the next one: at most two
- * windows on disk, and no next window written while the client has not taken this one. However
- * the reading ends, a statement still writing is interrupted and the directory removed.
+ * directory, then read back: one window on disk at a time. The next window is written only when
+ * the consumer asks for the bytes after this one, so an export that waits for its turn
+ * (export/export-turns.ts) runs no statement meanwhile: written ahead while this one was read, a
+ * window's statement ran on outside the export's turn. The consumer cannot stop while a statement
+ * runs (a generator is only stopped where it yields), so none is ever left running.
  */
 async function* filed(
   connection: DuckDBConnection,
@@ -131,31 +132,17 @@ async function* filed(
   options: string,
 ): AsyncIterable<Uint8Array> {
   const directory = await makeWorkDir("export");
-  let writing: Promise<string> | null = null;
-  let settled = true;
-  const write = (index: number) => {
-    const statement = statements[index]!;
-    const path = join(directory, `window-${index}`);
-    settled = false;
-    return connection
-      .run(`COPY (${statement.sql}) TO '${path}' (${options})`, statement.params as DuckDBValue[])
-      .then(() => path)
-      .finally(() => {
-        settled = true;
-      });
-  };
   try {
-    for (let index = 0; index < statements.length; index += 1) {
-      const path = await (writing ?? write(index));
-      writing = index + 1 < statements.length ? write(index + 1) : null;
+    for (const [index, statement] of statements.entries()) {
+      const path = join(directory, `window-${index}`);
+      await connection.run(
+        `COPY (${statement.sql}) TO '${path}' (${options})`,
+        statement.params as DuckDBValue[],
+      );
       yield* createReadStream(path, { highWaterMark: FILE_READ_BYTES });
       await rm(path);
     }
   } finally {
-    if (writing !== null) {
-      if (!settled) connection.interrupt();
-      await writing.catch(() => undefined);
-    }
     await rm(directory, { recursive: true, force: true });
   }
 }
