@@ -85,13 +85,14 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       ...reader,
       run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
     },
-    copyText: (format, windows) =>
-      unquotedLines(
-        copied(
-          windows.map((window) => planExportLines(window.plan, format, reader.dialect, window.oversized)),
-          LINES,
-        ),
-      ),
+    copyText(format, windows) {
+      const lines = copied(
+        windows.map((window) => planExportLines(window.plan, format, reader.dialect, window.oversized)),
+        LINES,
+      );
+      // Only CSV lines are quoted (each ends with its CR); JSON escapes CR and LF.
+      return format === "csv" ? unquotedLines(lines) : lines;
+    },
     copyParquet: ({ windows, currency }) => parquetFromCsv(copied(windows, "FORMAT csv"), currency),
     stream: (statements) =>
       cursorRows(client, statements, () => {
