@@ -7,8 +7,9 @@
  * Node then reads (`filed`); only the text lines of the first window are read as a result, so
  * that the first bytes come early (`textBody`). Parquet, one statement, by `COPY` into a named
  * pipe that Node reads (export-pipe.ts). Reading is the backpressure: when the client reads
- * slowly, no next window is written (text), or the pipe fills and DuckDB's writer waits (Parquet). Formats DuckDB does not write are streamed chunk by chunk (`connection.stream`
- * + `fetchChunk`: DuckDB produces the next chunk only when it is asked for, one chunk ahead of the
+ * slowly, no next window is written (text), or the pipe fills and DuckDB's writer waits
+ * (Parquet). Formats DuckDB does not write are streamed chunk by chunk (`connection.stream` +
+ * `fetchChunk`: DuckDB produces the next chunk only when it is asked for, one chunk ahead of the
  * writer).
  */
 import { createReadStream } from "node:fs";
@@ -51,7 +52,7 @@ const CSV_CELLS = `FORMAT csv, HEADER false, NEW_LINE '\r\n', NULLSTR '\u0003', 
  * writer and Node took turns on each 64 KB the pipe holds: scale 150's 90 days as NDJSON (85 MB)
  * took 1.47–1.56 s through a pipe, 0.91–1.01 s through files, 0.95–1.07 s written to
  * `/dev/null` (one thread, in-process). Reads of 1 MB grew the server's RSS during a year's
- * export by 73 MB, reads of 256 KB by 59 MB, no slower.
+ * export by 73 MB, reads of 256 KB by 56–62 MB, no slower.
  */
 const FILE_READ_BYTES = 1 << 18;
 
