@@ -369,12 +369,12 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   }
 }
 
-/** PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects. */
 /** Statements of data-versions.ts on a PostgreSQL connection. */
 function sqlRun(client: PoolClient): SqlRun {
   return async (sql, params = []) => (await client.query(sql, params as unknown[])).rows;
 }
 
+/** PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects. */
 export function snapshotReader(client: PoolClient): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
