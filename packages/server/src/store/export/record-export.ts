@@ -200,19 +200,21 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
       }
     }
     const windows = rowCount === 0 ? [] : exportWindows(days, { from: days[0]!.day, to: query.scope.to });
-    const plans = windows.map((window, index) =>
-      planRecordsExport({ ...query.scope, ...window }, query.currency, dialect, {
-        after: index === 0 ? boundary : null,
-      }),
-    );
+    const reads = windows.map((window, index): TextWindow => {
+      const scope = { ...query.scope, from: window.from, to: window.to };
+      const after = index === 0 ? boundary : null;
+      return {
+        plan: planRecordsExport(scope, query.currency, dialect, { after }),
+        oversized: window.rows > WINDOW_ROWS,
+      };
+    });
     const whole =
       rowCount === 0
         ? null
         : planRecordsExport({ ...query.scope, from: days[0]!.day }, query.currency, dialect, {
             after: boundary,
           });
-    const oversized = windows.map((window) => window.rows > WINDOW_ROWS);
-    return new SnapshotExport(snapshot, plans, oversized, whole, query.currency, rowCount, dataVersion);
+    return new SnapshotExport(snapshot, reads, whole, query.currency, rowCount, dataVersion);
   } catch (error) {
     await snapshot.end();
     throw error;
@@ -225,10 +227,8 @@ class SnapshotExport implements RecordExport {
 
   constructor(
     private readonly snapshot: ExportSnapshot,
-    /** The rows' statements, window after window. */
-    private readonly plans: readonly PlannedExport[],
-    /** Per plan: whether its window holds more than `WINDOW_ROWS` rows (one day that large). */
-    private readonly oversized: readonly boolean[],
+    /** The rows' statements, window after window, each with whether it is oversized. */
+    private readonly windows: readonly TextWindow[],
     /** The rows in one statement (a Parquet file is written whole), or null without rows. */
     private readonly whole: PlannedExport | null,
     private readonly currency: CurrencyCode,
@@ -238,22 +238,25 @@ class SnapshotExport implements RecordExport {
 
   engineBody(format: ExportFormat): AsyncIterable<Uint8Array> | null {
     if (format === "ndjson" || format === "csv") {
-      const windows = this.plans.map((plan, index) => ({ plan, oversized: this.oversized[index]! }));
-      return this.once(this.snapshot.copyText(format, windows));
+      return this.once(this.snapshot.copyText(format, this.windows));
     }
     // A Parquet file of no rows (its schema alone) is written from `batches`.
     if (format === "parquet" && this.whole !== null) {
       const { currency } = this;
       const typed = (plan: PlannedExport) => planExportParquet(plan, currency);
       return this.once(
-        this.snapshot.copyParquet({ whole: typed(this.whole), windows: this.plans.map(typed), currency }),
+        this.snapshot.copyParquet({
+          whole: typed(this.whole),
+          windows: this.windows.map((window) => typed(window.plan)),
+          currency,
+        }),
       );
     }
     return null;
   }
 
   batches(): AsyncIterable<ExportBatch> {
-    return this.once(this.batchesOf(this.snapshot.stream(this.plans)));
+    return this.once(this.batchesOf(this.snapshot.stream(this.windows.map((window) => window.plan))));
   }
 
   close(): Promise<void> {
