@@ -512,11 +512,24 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.deepEqual(await parquetRows(path), walked.rows);
     });
 
-    it("writes Parquet in row groups of about PARQUET_ROW_GROUP_ROWS rows (docs/api.md)", async () => {
+    it("writes Parquet in row groups of about PARQUET_ROW_GROUP_ROWS rows (docs/api.md), its windows' rows in order", async () => {
       const answer = await exportOf({ from: bulk.from, to: bulk.to, format: "parquet" });
       assert.equal(answer.status, 200);
       const path = join(region.work, `export-${engine.name}-bulk.parquet`);
       await writeFile(path, answer.body);
+      // The range is several export windows (record-export.ts): their rows, in NDJSON's order.
+      const ndjson = await exportOf({ from: bulk.from, to: bulk.to });
+      const ndjsonIds = ndjson.body
+        .toString("utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line).recordId);
+      const parquetIds = (await parquetRows(path)).map((row) => row["recordId"]);
+      assert.equal(parquetIds.length, ndjsonIds.length);
+      assert.ok(
+        parquetIds.every((id, index) => id === ndjsonIds[index]),
+        "the Parquet rows are the NDJSON rows, in order",
+      );
       const duckdb = await (await DuckDBInstance.create(":memory:")).connect();
       const groups = (
         await duckdb.runAndReadAll(`SELECT row_group_id, any_value(row_group_num_rows) AS rows

@@ -5,10 +5,10 @@
  * The engine writes the body's bytes itself, so no value becomes a JavaScript value: the text
  * formats window by window, each window by `COPY (...) TO '<file>'` into a file of its own that
  * Node then reads (`filed`); only the text lines of the first window are read as a result, so
- * that the first bytes come early (`textBody`). Parquet, one statement, by `COPY` into a named
- * pipe that Node reads (export-pipe.ts). Reading is the backpressure: when the client reads
- * slowly, no next window is written (text), or the pipe fills and DuckDB's writer waits
- * (Parquet). Formats DuckDB does not write are streamed chunk by chunk (`connection.stream` +
+ * that the first bytes come early (`textBody`). Parquet the same way, window by window into
+ * files, joined into one file as they come (parquet-join.ts). Reading is the backpressure: when
+ * the client reads slowly, no next window is written. Formats DuckDB does not write are streamed
+ * chunk by chunk (`connection.stream` +
  * `fetchChunk`: DuckDB produces the next chunk only when it is asked for, one chunk ahead of the
  * writer).
  */
@@ -28,6 +28,7 @@ import {
   planExportCsvCells,
   planExportLines,
 } from "./export-sql.js";
+import { joinedParquet } from "./parquet-join.js";
 import type { ExportSnapshot, ResultColumns, TextWindow } from "./record-export.js";
 
 const QUOTE = String.fromCharCode(LINE_QUOTE);
@@ -48,8 +49,8 @@ const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DE
 const CSV_CELLS = `FORMAT csv, HEADER false, NEW_LINE '\r\n', NULLSTR '\u0003', USE_TMP_FILE false`;
 
 /**
- * Bytes read from a window's file at a time. Through a named pipe (as Parquet still goes) the
- * writer and Node took turns on each 64 KB the pipe holds: scale 150's 90 days as NDJSON (85 MB)
+ * Bytes read from a window's file at a time. Through a named pipe (as a scratch DuckDB's still
+ * go, `copied`) the writer and Node took turns on each 64 KB the pipe holds: scale 150's 90 days as NDJSON (85 MB)
  * took 1.47–1.56 s through a pipe, 0.91–1.01 s through files, 0.95–1.07 s written to
  * `/dev/null` (one thread, in-process). Reads of 1 MB grew the server's RSS during a year's
  * export by 73 MB, reads of 256 KB by 56–62 MB, no slower.
@@ -121,17 +122,18 @@ async function* streamed(
 
 /**
  * `statements` written by DuckDB with `options`, each into a file of its own in a private work
- * directory, then read back: one window on disk at a time. The next window is written only when
- * the consumer asks for the bytes after this one, so an export that waits for its turn
- * (export/export-turns.ts) runs no statement meanwhile: written ahead while this one was read, a
- * window's statement ran on outside the export's turn. The consumer cannot stop while a statement
- * runs (a generator is only stopped where it yields), so none is ever left running.
+ * directory: the path of each once written, removed when the consumer asks for the next. One
+ * window on disk at a time. The next window is written only when the consumer asks for it, so an
+ * export that waits for its turn (export/export-turns.ts) runs no statement meanwhile: written
+ * ahead while this one was read, a window's statement ran on outside the export's turn. The
+ * consumer cannot stop while a statement runs (a generator is only stopped where it yields), so
+ * none is ever left running.
  */
-async function* filed(
+async function* windowFiles(
   connection: DuckDBConnection,
   statements: readonly PlannedSql[],
   options: string,
-): AsyncIterable<Uint8Array> {
+): AsyncIterable<string> {
   const directory = await makeWorkDir("export");
   try {
     for (const [index, statement] of statements.entries()) {
@@ -140,12 +142,22 @@ async function* filed(
         `COPY (${statement.sql}) TO '${path}' (${options})`,
         statement.params as DuckDBValue[],
       );
-      yield* createReadStream(path, { highWaterMark: FILE_READ_BYTES });
+      yield path;
       await rm(path);
     }
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
+}
+
+/** `statements` written by DuckDB with `options` (`windowFiles`), their bytes one after another. */
+async function* filed(
+  connection: DuckDBConnection,
+  statements: readonly PlannedSql[],
+  options: string,
+): AsyncIterable<Uint8Array> {
+  for await (const path of windowFiles(connection, statements, options))
+    yield* createReadStream(path, { highWaterMark: FILE_READ_BYTES });
 }
 
 /**
@@ -192,11 +204,13 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
     reader: snapshotReader(connection, async () => null),
     stream: (statements) => streamed(connection, statements),
     copyText: (format, windows) => textBody(connection, format, windows),
-    copyParquet: ({ whole }) =>
-      copied(
-        connection,
-        [whole],
-        `FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false`,
+    copyParquet: ({ windows }) =>
+      joinedParquet(
+        windowFiles(
+          connection,
+          windows,
+          `FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false`,
+        ),
       ),
     async end() {
       if (ended) return;

@@ -88,10 +88,7 @@ export interface ExportSnapshot {
    * writes them.
    */
   copyText(format: LineFormat, windows: readonly TextWindow[]): AsyncIterable<Uint8Array>;
-  /**
-   * The rows written as one Parquet file, in `planExportParquet`'s columns: read by one statement
-   * (`whole`) or by the same rows' windows one after another, whichever the engine writes from.
-   */
+  /** The rows written as one Parquet file, in `planExportParquet`'s columns, window after window. */
   copyParquet(rows: ParquetRows): AsyncIterable<Uint8Array>;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
@@ -106,7 +103,6 @@ export interface TextWindow {
 
 /** An export's rows for `ExportSnapshot.copyParquet`, in the Parquet file's columns. */
 export interface ParquetRows {
-  whole: PlannedSql;
   windows: readonly PlannedSql[];
   currency: CurrencyCode;
 }
@@ -208,13 +204,7 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
         oversized: window.rows > WINDOW_ROWS,
       };
     });
-    const whole =
-      rowCount === 0
-        ? null
-        : planRecordsExport({ ...query.scope, from: days[0]!.day }, query.currency, dialect, {
-            after: boundary,
-          });
-    return new SnapshotExport(snapshot, reads, whole, query.currency, rowCount, dataVersion);
+    return new SnapshotExport(snapshot, reads, query.currency, rowCount, dataVersion);
   } catch (error) {
     await snapshot.end();
     throw error;
@@ -229,8 +219,6 @@ class SnapshotExport implements RecordExport {
     private readonly snapshot: ExportSnapshot,
     /** The rows' statements, window after window, each with whether it is oversized. */
     private readonly windows: readonly TextWindow[],
-    /** The rows in one statement (a Parquet file is written whole), or null without rows. */
-    private readonly whole: PlannedExport | null,
     private readonly currency: CurrencyCode,
     readonly rowCount: number,
     readonly dataVersion: string,
@@ -241,13 +229,11 @@ class SnapshotExport implements RecordExport {
       return this.once(this.snapshot.copyText(format, this.windows));
     }
     // A Parquet file of no rows (its schema alone) is written from `batches`.
-    if (format === "parquet" && this.whole !== null) {
+    if (format === "parquet" && this.windows.length > 0) {
       const { currency } = this;
-      const typed = (plan: PlannedExport) => planExportParquet(plan, currency);
       return this.once(
         this.snapshot.copyParquet({
-          whole: typed(this.whole),
-          windows: this.windows.map((window) => typed(window.plan)),
+          windows: this.windows.map((window) => planExportParquet(window.plan, currency)),
           currency,
         }),
       );
