@@ -20,7 +20,6 @@ import { makeWorkDir } from "../../work-dirs.js";
 import { snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
-import { openExportPipe } from "./export-pipe.js";
 import {
   LINE_QUOTE,
   type LineFormat,
@@ -49,49 +48,13 @@ const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DE
 const CSV_CELLS = `FORMAT csv, HEADER false, NEW_LINE '\r\n', NULLSTR '\u0003', USE_TMP_FILE false`;
 
 /**
- * Bytes read from a window's file at a time. Through a named pipe (as a scratch DuckDB's still
- * go, `copied`) the writer and Node took turns on each 64 KB the pipe holds: scale 150's 90 days as NDJSON (85 MB)
+ * Bytes read from a window's file at a time. Through a named pipe (as exports went before) the
+ * writer and Node took turns on each 64 KB the pipe holds: scale 150's 90 days as NDJSON (85 MB)
  * took 1.47–1.56 s through a pipe, 0.91–1.01 s through files, 0.95–1.07 s written to
  * `/dev/null` (one thread, in-process). Reads of 1 MB grew the server's RSS during a year's
  * export by 73 MB, reads of 256 KB by 56–62 MB, no slower.
  */
 const FILE_READ_BYTES = 1 << 18;
-
-/**
- * `statements` written by DuckDB into a pipe, one COPY after another with `options`, read back as
- * they come (also a scratch DuckDB's, parquet-from-csv.ts).
- */
-export async function* copied(
-  connection: DuckDBConnection,
-  statements: Iterable<PlannedSql>,
-  options: string,
-): AsyncIterable<Uint8Array> {
-  const pipe = await openExportPipe();
-  let stopped = false;
-  const writing = (async () => {
-    for (const statement of statements)
-      if (!stopped)
-        await connection.run(
-          `COPY (${statement.sql}) TO '${pipe.path}' (${options})`,
-          statement.params as DuckDBValue[],
-        );
-  })();
-  // The writer's outcome ends the pipe: its end of data, or its failure.
-  writing.then(
-    () => pipe.endWriting(),
-    (error: unknown) => pipe.fail(error),
-  );
-  try {
-    yield* pipe.chunks();
-  } finally {
-    // A reader that stops early: DuckDB's statement is interrupted, what it still writes drained.
-    stopped = true;
-    connection.interrupt();
-    pipe.drain();
-    await writing.catch(() => undefined);
-    await pipe.close();
-  }
-}
 
 /**
  * The results of `statements`, one after another, chunk by chunk with the consumer's pace. One

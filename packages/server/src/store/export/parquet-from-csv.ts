@@ -1,39 +1,36 @@
 /**
- * Parquet from an engine that does not write it (PostgreSQL): the export's rows come as CSV (the
- * engine's `COPY ... TO STDOUT (FORMAT csv)`, in `planExportParquet`'s columns), are fed through a
- * named pipe to a scratch DuckDB, and DuckDB writes the Parquet file into another pipe
- * (`COPY (SELECT * FROM read_csv(...)) TO ... (FORMAT parquet)`), so that no value becomes a
- * JavaScript value on the way. Both pipes carry the client's pace back to the engine.
+ * Parquet from an engine that does not write it (PostgreSQL): each window of the export's rows
+ * comes as CSV (the engine's `COPY ... TO STDOUT (FORMAT csv)`, in `planExportParquet`'s columns)
+ * into a file, a scratch DuckDB writes it as a Parquet file (`COPY (SELECT * FROM read_csv(...))
+ * TO ... (FORMAT parquet)`), and the windows' files are joined into one Parquet file as they come
+ * (parquet-join.ts), so that no value becomes a JavaScript value on the way and the first bytes
+ * come after the first window. One window's files exist at a time; the next window is asked of
+ * the engine only when the client has taken this one's bytes.
  *
- * Measured (issue 18, `bench/export.mjs`, brand-acme's 90 days at scale 150 from PostgreSQL, 2-core
- * AMD EPYC): 120–124 k rows/s through HTTP, against 62 k when the rows were read through a cursor
- * and written by hyparquet-writer. The first bytes come later, though (0.5 s against 36 ms): the
- * first row group waits for 16,384 rows, so for the export's second window (and the scratch's
- * start, about 0.15 s); row groups of 4096 rows made the file 40 % larger and came no sooner, as
- * DuckDB's CSV reader fills its buffer before it parses.
+ * Before, the whole range went through two named pipes (the CSV into the scratch DuckDB, its
+ * Parquet out) as one file: the first bytes came after the first row group, 16,384 rows into the
+ * export's second window (0.4–0.55 s).
  *
- * A failure of the CSV's source fails the body before DuckDB can see the end of its input: a
- * Parquet file is readable once its footer is written, so a source cut short must never end as a
- * smaller whole file.
+ * A failure of a window's source fails the body before the joined file's footer: a Parquet file
+ * is readable once its footer is written, so a source cut short must never end as a smaller whole
+ * file.
  */
+import { createWriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { type CurrencyCode, RECORD_FIELDS } from "@mdq/contract";
 import { openScratch } from "../../load/file-staging.js";
-import { copied } from "./duckdb-export.js";
-import { openInputPipe } from "./export-pipe.js";
+import { makeWorkDir } from "../../work-dirs.js";
 import { PARQUET_ROW_GROUP_ROWS, parquetColumnTypes } from "./export-sql.js";
+import { joinedParquet } from "./parquet-join.js";
 
 /**
- * The scratch DuckDB's memory limit in MB: it holds a row group at a time
- * (`PARQUET_ROW_GROUP_ROWS`), a few MB; the export's own memory stays within issue 18's 64 MB.
+ * The scratch DuckDB's memory limit in MB: it holds a window's CSV parse and a row group at a
+ * time (`PARQUET_ROW_GROUP_ROWS`), a few MB; the export's own memory stays within issue 18's 64 MB.
  */
 const SCRATCH_MEMORY_MB = 64;
-
-/**
- * Bytes DuckDB's CSV reader takes from the pipe at a time: by default it fills 16 MB before it
- * parses a row, so the first row group came after 16 MB of rows (about 1 s). A row is at most a
- * few KB (record-rules.ts: its longest text 256 characters).
- */
-const READ_BUFFER_BYTES = 1 << 20;
 
 /** The CSV's columns as `read_csv` takes them: the Parquet file's types (export-sql.ts). */
 function csvColumns(currency: CurrencyCode): string {
@@ -41,42 +38,46 @@ function csvColumns(currency: CurrencyCode): string {
   return `{${RECORD_FIELDS.map((field) => `'${field}': '${types[field]}'`).join(", ")}}`;
 }
 
-/** The Parquet file of the CSV rows of `csv` (no header, RFC 4180 quoting), as it is written. */
-export async function* parquetFromCsv(
-  csv: AsyncIterable<Uint8Array>,
+/**
+ * The paths of the Parquet files of `windows` (each the CSV rows of one window: no header, RFC
+ * 4180 quoting), written one at a time as they are asked for; a path's files are removed when the
+ * next is asked for, and all of them however the iteration ends.
+ */
+async function* windowFiles(
+  windows: Iterable<AsyncIterable<Uint8Array>>,
   currency: CurrencyCode,
-): AsyncIterable<Uint8Array> {
-  const scratch = await openScratch(SCRATCH_MEMORY_MB, { threads: 1 });
-  const input = await openInputPipe().catch((error: unknown) => {
-    scratch.close();
+): AsyncIterable<string> {
+  const directory = await makeWorkDir("export");
+  const scratch = await openScratch(SCRATCH_MEMORY_MB, { threads: 1 }).catch(async (error: unknown) => {
+    await rm(directory, { recursive: true, force: true });
     throw error;
   });
-  const read = `SELECT * FROM read_csv('${input.path}', header = false, auto_detect = false,
-    delim = ',', quote = '"', escape = '"', columns = ${csvColumns(currency)},
-    buffer_size = ${READ_BUFFER_BYTES}, max_line_size = ${READ_BUFFER_BYTES})`;
-  const parquet = copied(
-    scratch.connection,
-    [{ sql: read, params: [] }],
-    `FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false`,
-  )[Symbol.asyncIterator]();
-  const feeding = input.feed(csv);
-  feeding.catch(() => undefined);
-  // Settles only when the feeding fails: the source's error, raced against every chunk.
-  const fed = feeding.then(() => new Promise<never>(() => undefined));
   try {
-    for (;;) {
-      const next = await Promise.race([parquet.next(), fed]);
-      if (next.done) return;
-      yield next.value;
+    let index = 0;
+    for (const csv of windows) {
+      const csvPath = join(directory, `window-${index}.csv`);
+      const parquetPath = join(directory, `window-${index}.parquet`);
+      index += 1;
+      await pipeline(Readable.from(csv, { objectMode: false }), createWriteStream(csvPath));
+      await scratch.connection.run(
+        `COPY (SELECT * FROM read_csv('${csvPath}', header = false, auto_detect = false,
+          delim = ',', quote = '"', escape = '"', columns = ${csvColumns(currency)}))
+        TO '${parquetPath}' (FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false)`,
+      );
+      await rm(csvPath);
+      yield parquetPath;
+      await rm(parquetPath);
     }
   } finally {
-    // DuckDB interrupted and its input closed first, the chunk being read (if any) settles, and
-    // then the writer's own cleanup (interrupt, drain, close) can run.
-    scratch.connection.interrupt();
-    await input.close();
-    await parquet.return?.();
-    // The source's own cleanup (the engine's COPY ended or its connection marked) comes first.
-    await feeding.catch(() => undefined);
     scratch.close();
+    await rm(directory, { recursive: true, force: true });
   }
+}
+
+/** The Parquet file of the CSV rows of `windows` (in order), window after window as they are written. */
+export function parquetFromCsv(
+  windows: Iterable<AsyncIterable<Uint8Array>>,
+  currency: CurrencyCode,
+): AsyncIterable<Uint8Array> {
+  return joinedParquet(windowFiles(windows, currency));
 }

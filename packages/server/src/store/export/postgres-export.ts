@@ -93,7 +93,11 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       // Only CSV lines are quoted (each ends with its CR); JSON escapes CR and LF.
       return format === "csv" ? unquotedLines(lines) : lines;
     },
-    copyParquet: ({ windows, currency }) => parquetFromCsv(copied(windows, "FORMAT csv"), currency),
+    copyParquet: ({ windows, currency }) =>
+      parquetFromCsv(
+        windows.map((window) => copied([window], "FORMAT csv")),
+        currency,
+      ),
     stream: (statements) =>
       cursorRows(client, statements, () => {
         broken = true;
