@@ -2,7 +2,7 @@
  * Parquet from CSV windows through a scratch DuckDB (store/export/parquet-from-csv.ts, PostgreSQL's
  * Parquet exports): the rows and types come through, window after window in order, a window's
  * source that fails fails the body before the file could be whole, and a reader that stops early
- * asks no further window and leaves no file or scratch behind. Real DuckDB; the CSV is what
+ * ends the window written ahead and leaves no file or scratch behind. Real DuckDB; the CSV is what
  * PostgreSQL's `COPY ... (FORMAT csv)` writes.
  */
 import assert from "node:assert/strict";
@@ -225,17 +225,30 @@ describe("Parquet from CSV (PostgreSQL's Parquet exports)", () => {
     assert.deepEqual(await workDirs(), []);
   });
 
-  it("asks no further window and leaves no file or scratch behind when the reader stops early", async () => {
-    let asked = false;
-    async function* next(): AsyncGenerator<Uint8Array> {
-      asked = true;
+  it("ends the window written ahead, asks no other and leaves no file or scratch behind when the reader stops early", async () => {
+    let aheadEnded = false;
+    let lastAsked = false;
+    async function* endless(): AsyncGenerator<Uint8Array> {
+      try {
+        for (let index = 0; ; index += 500) {
+          yield Buffer.from(
+            Array.from({ length: 500 }, (_, offset) => csvLine(row(index + offset))).join(""),
+          );
+        }
+      } finally {
+        aheadEnded = true;
+      }
+    }
+    async function* last(): AsyncGenerator<Uint8Array> {
+      lastAsked = true;
       yield* chunks([csvLine(row(1))]);
     }
-    for await (const part of parquetFromCsv([chunks([csvLine(row(0))]), next()], "GBP")) {
+    for await (const part of parquetFromCsv([chunks([csvLine(row(0))]), endless(), last()], "GBP")) {
       assert.ok(part.length > 0);
       break;
     }
-    assert.equal(asked, false);
+    assert.equal(aheadEnded, true);
+    assert.equal(lastAsked, false);
     assert.deepEqual(await workDirs(), []);
   });
 });

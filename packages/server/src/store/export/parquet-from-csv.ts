@@ -4,8 +4,7 @@
  * into a file, a scratch DuckDB writes it as a Parquet file (`COPY (SELECT * FROM read_csv(...))
  * TO ... (FORMAT parquet)`), and the windows' files are joined into one Parquet file as they come
  * (parquet-join.ts), so that no value becomes a JavaScript value on the way and the first bytes
- * come after the first window. One window's files exist at a time; the next window is asked of
- * the engine only when the client has taken this one's bytes.
+ * come after the first window. At most two windows' files exist at a time (`windowFiles`).
  *
  * Before, the whole range went through two named pipes (the CSV into the scratch DuckDB, its
  * Parquet out) as one file: the first bytes came after the first row group, 16,384 rows into the
@@ -41,10 +40,13 @@ function csvColumns(currency: CurrencyCode): string {
 /**
  * The paths of the Parquet files of `windows` (each the CSV rows of one window: no header, RFC
  * 4180 quoting), written one at a time as they are asked for; a path's files are removed when the
- * next is asked for, and all of them however the iteration ends.
+ * next is asked for, and all of them however the iteration ends. The next window's CSV is written
+ * while DuckDB writes this one's Parquet (one window ahead, its file on disk): written one after
+ * the other, PostgreSQL and DuckDB took turns on one core each, 71–85 k rows/s against 120–150 k
+ * through the pipes.
  */
 async function* windowFiles(
-  windows: Iterable<AsyncIterable<Uint8Array>>,
+  windows: readonly AsyncIterable<Uint8Array>[],
   currency: CurrencyCode,
 ): AsyncIterable<string> {
   const directory = await makeWorkDir("export");
@@ -52,23 +54,37 @@ async function* windowFiles(
     await rm(directory, { recursive: true, force: true });
     throw error;
   });
+  const stopped = new AbortController();
+  const csvPath = (index: number) => join(directory, `window-${index}.csv`);
+  /** Writes window `index`'s CSV into its file; its failure is awaited where the file is needed. */
+  const writeCsv = (index: number): Promise<void> => {
+    const writing = pipeline(
+      Readable.from(windows[index]!, { objectMode: false }),
+      createWriteStream(csvPath(index)),
+      { signal: stopped.signal },
+    );
+    writing.catch(() => undefined);
+    return writing;
+  };
+  let writing: Promise<void> | null = windows.length > 0 ? writeCsv(0) : null;
   try {
-    let index = 0;
-    for (const csv of windows) {
-      const csvPath = join(directory, `window-${index}.csv`);
+    for (let index = 0; index < windows.length; index += 1) {
+      await writing;
+      writing = index + 1 < windows.length ? writeCsv(index + 1) : null;
       const parquetPath = join(directory, `window-${index}.parquet`);
-      index += 1;
-      await pipeline(Readable.from(csv, { objectMode: false }), createWriteStream(csvPath));
       await scratch.connection.run(
-        `COPY (SELECT * FROM read_csv('${csvPath}', header = false, auto_detect = false,
+        `COPY (SELECT * FROM read_csv('${csvPath(index)}', header = false, auto_detect = false,
           delim = ',', quote = '"', escape = '"', columns = ${csvColumns(currency)}))
         TO '${parquetPath}' (FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false)`,
       );
-      await rm(csvPath);
+      await rm(csvPath(index));
       yield parquetPath;
       await rm(parquetPath);
     }
   } finally {
+    // A window still being written ends its source (the engine's COPY) before the files go.
+    stopped.abort();
+    await writing?.catch(() => undefined);
     scratch.close();
     await rm(directory, { recursive: true, force: true });
   }
@@ -76,7 +92,7 @@ async function* windowFiles(
 
 /** The Parquet file of the CSV rows of `windows` (in order), window after window as they are written. */
 export function parquetFromCsv(
-  windows: Iterable<AsyncIterable<Uint8Array>>,
+  windows: readonly AsyncIterable<Uint8Array>[],
   currency: CurrencyCode,
 ): AsyncIterable<Uint8Array> {
   return joinedParquet(windowFiles(windows, currency));
