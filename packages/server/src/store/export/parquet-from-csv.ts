@@ -42,8 +42,8 @@ function csvColumns(currency: CurrencyCode): string {
  * 4180 quoting), written one at a time as they are asked for; a path's files are removed when the
  * next is asked for, and all of them however the iteration ends. The next window's CSV is written
  * while DuckDB writes this one's Parquet (one window ahead, its file on disk): written one after
- * the other, PostgreSQL and DuckDB took turns on one core each, 71–85 k rows/s against 120–150 k
- * through the pipes.
+ * the other, PostgreSQL and DuckDB took turns on one core each (scales 30 and 150: 71–85 k rows/s,
+ * against 79–111 k through the pipes and 83–123 k one window ahead, bench/README.md "18k").
  */
 async function* windowFiles(
   windows: readonly AsyncIterable<Uint8Array>[],
