@@ -125,5 +125,8 @@ describe("Parquet windows joined into one file", () => {
     const text = join(work, "not.parquet");
     await writeFile(text, "recordId,date\nrec-1,2026-01-01\n");
     await assert.rejects(joined([text]), /is not a Parquet file/);
+    const short = join(work, "short.parquet");
+    await writeFile(short, "PAR1");
+    await assert.rejects(joined([short]), /is not a Parquet file/);
   });
 });

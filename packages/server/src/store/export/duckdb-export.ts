@@ -27,8 +27,8 @@ import {
   planExportCsvCells,
   planExportLines,
 } from "./export-sql.js";
-import { joinedParquet } from "./parquet-join.js";
-import type { ExportSnapshot, ResultColumns, TextWindow } from "./record-export.js";
+import { joinedParquet, WINDOW_READ_BYTES } from "./parquet-join.js";
+import type { ExportSnapshot, ResultColumns, WindowRead } from "./record-export.js";
 
 const QUOTE = String.fromCharCode(LINE_QUOTE);
 
@@ -46,15 +46,6 @@ const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DE
  * every empty cell.
  */
 const CSV_CELLS = `FORMAT csv, HEADER false, NEW_LINE '\r\n', NULLSTR '\u0003', USE_TMP_FILE false`;
-
-/**
- * Bytes read from a window's file at a time. Through a named pipe (as exports went before) the
- * writer and Node took turns on each 64 KB the pipe holds: scale 150's 90 days as NDJSON (85 MB)
- * took 1.47–1.56 s through a pipe, 0.91–1.01 s through files, 0.95–1.07 s written to
- * `/dev/null` (one thread, in-process). Reads of 1 MB grew the server's RSS during a year's
- * export by 73 MB, reads of 256 KB by 56–62 MB, no slower.
- */
-const FILE_READ_BYTES = 1 << 18;
 
 /**
  * The results of `statements`, one after another, chunk by chunk with the consumer's pace. One
@@ -120,7 +111,7 @@ async function* filed(
   options: string,
 ): AsyncIterable<Uint8Array> {
   for await (const path of windowFiles(connection, statements, options))
-    yield* createReadStream(path, { highWaterMark: FILE_READ_BYTES });
+    yield* createReadStream(path, { highWaterMark: WINDOW_READ_BYTES });
 }
 
 /**
@@ -135,7 +126,7 @@ async function* filed(
 async function* textBody(
   connection: DuckDBConnection,
   format: LineFormat,
-  windows: readonly TextWindow[],
+  windows: readonly WindowRead[],
 ): AsyncIterable<Uint8Array> {
   const dialect = DUCKDB_DIALECT;
   const [first, ...rest] = windows;

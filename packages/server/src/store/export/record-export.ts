@@ -87,15 +87,15 @@ export interface ExportSnapshot {
    * pace: the bytes of `planExportLines`'s lines, each followed by `\n`, however the engine
    * writes them.
    */
-  copyText(format: LineFormat, windows: readonly TextWindow[]): AsyncIterable<Uint8Array>;
+  copyText(format: LineFormat, windows: readonly WindowRead[]): AsyncIterable<Uint8Array>;
   /** The rows written as one Parquet file, in `planExportParquet`'s columns, window after window. */
   copyParquet(rows: ParquetRows): AsyncIterable<Uint8Array>;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
 }
 
-/** One window of an export's rows for `ExportSnapshot.copyText`. */
-export interface TextWindow {
+/** One window of an export's rows: its read, in every format's turn (text, Parquet, batches). */
+export interface WindowRead {
   plan: PlannedExport;
   /** Whether it holds more than `WINDOW_ROWS` rows (one day that large: export-sql.ts `linesOrder`). */
   oversized: boolean;
@@ -196,7 +196,7 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
       }
     }
     const windows = rowCount === 0 ? [] : exportWindows(days, { from: days[0]!.day, to: query.scope.to });
-    const reads = windows.map((window, index): TextWindow => {
+    const reads = windows.map((window, index): WindowRead => {
       const scope = { ...query.scope, from: window.from, to: window.to };
       const after = index === 0 ? boundary : null;
       return {
@@ -218,7 +218,7 @@ class SnapshotExport implements RecordExport {
   constructor(
     private readonly snapshot: ExportSnapshot,
     /** The rows' statements, window after window, each with whether it is oversized. */
-    private readonly windows: readonly TextWindow[],
+    private readonly windows: readonly WindowRead[],
     private readonly currency: CurrencyCode,
     readonly rowCount: number,
     readonly dataVersion: string,

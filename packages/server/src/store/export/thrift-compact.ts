@@ -1,6 +1,7 @@
 /**
  * Thrift's compact protocol (the encoding of a Parquet file's footer), read and written as far as
- * parquet-join.ts needs: a struct's fields walked in order, each copied as its bytes or rewritten.
+ * parquet-join.ts needs: a struct's fields walked in order, each copied as its bytes or its value
+ * rewritten (a field keeps its id and type, so its header is copied as it is).
  * Nothing is decoded that is not changed, so fields this module does not know (a newer writer's)
  * are copied as they are. The encoding: https://github.com/apache/thrift/blob/master/doc/specs/thrift-compact-protocol.md
  */
@@ -22,10 +23,11 @@ export enum CompactType {
   Struct = 12,
 }
 
-/** A struct's field as read: its id, its type, and where its value's bytes start. */
+/** A struct's field as read: its id, its type, and where its header starts (its value follows it). */
 export interface CompactField {
   id: number;
   type: CompactType;
+  header: number;
 }
 
 /** Reads compact-protocol bytes from `position` on. */
@@ -61,13 +63,21 @@ export class CompactReader {
     return (raw >> 1n) ^ -(raw & 1n);
   }
 
-  /** The next field header of a struct whose previous field id was `previous`; null at its end. */
-  field(previous: number): CompactField | null {
-    const header = this.byte();
-    const type = header & 0x0f;
-    if (type === CompactType.Stop) return null;
-    const delta = header >> 4;
-    return { id: delta === 0 ? Number(this.integer()) : previous + delta, type };
+  /**
+   * The fields of the struct at the reader's position, each once its header is read: the caller
+   * reads or skips its value before it asks for the next field.
+   */
+  *fields(): Generator<CompactField> {
+    for (let previous = 0; ; ) {
+      const header = this.position;
+      const byte = this.byte();
+      const type = byte & 0x0f;
+      if (type === CompactType.Stop) return;
+      const delta = byte >> 4;
+      const id = delta === 0 ? Number(this.integer()) : previous + delta;
+      yield { id, type, header };
+      previous = id;
+    }
   }
 
   /** A list's (or set's) header: its element type and size. */
@@ -119,10 +129,7 @@ export class CompactReader {
         break;
       }
       case CompactType.Struct:
-        for (let previous = 0, field = this.field(0); field !== null; field = this.field(previous)) {
-          this.skip(field.type);
-          previous = field.id;
-        }
+        for (const field of this.fields()) this.skip(field.type);
         break;
       default:
         throw new Error(`thrift: unknown compact type ${type}`);
@@ -140,7 +147,7 @@ export class CompactWriter {
     return Uint8Array.from(this.parts);
   }
 
-  /** Bytes written as they are (a value copied from a reader). */
+  /** Bytes written as they are (a field or value copied from a reader). */
   raw(bytes: Uint8Array): void {
     for (const byte of bytes) this.parts.push(byte);
   }
@@ -157,16 +164,6 @@ export class CompactWriter {
   /** A zigzag-encoded integer (i16, i32, i64). */
   integer(value: bigint): void {
     this.varint((value << 1n) ^ (value >> 63n));
-  }
-
-  /** A field header after the field `previous`. */
-  field(previous: number, { id, type }: CompactField): void {
-    const delta = id - previous;
-    if (delta > 0 && delta <= 15) this.parts.push((delta << 4) | type);
-    else {
-      this.parts.push(type);
-      this.integer(BigInt(id));
-    }
   }
 
   listHeader(elementType: CompactType, size: number): void {
