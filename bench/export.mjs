@@ -207,7 +207,7 @@ function exportSelect(dialect, app, range) {
     },
     "EUR",
     dialect,
-    { after: null },
+    { after: null, skip: 0, take: null },
   );
   const literal = (value) => (typeof value === "string" ? `'${value.replaceAll("'", "''")}'` : String(value));
   let index = 0;

@@ -493,6 +493,34 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       );
     });
 
+    it("splits a first day larger than the first window, and resumes inside it, in every format", async () => {
+      const day = addDays(bulk.from, -HOSTILE_FILLER_DAYS - 2);
+      const expected = Array.from({ length: BIG_DAY_ROWS }, (_, id) => `big-${String(id).padStart(6, "0")}`);
+      const whole = await exportOf({ from: day, to: day });
+      const version = String(whole.headers["mdq-data-version"]);
+      // Inside the first window (its first FIRST_WINDOW_ROWS rows), at its end, and past it.
+      for (const cut of [FIRST_WINDOW_ROWS >> 1, FIRST_WINDOW_ROWS - 1, FIRST_WINDOW_ROWS + 7]) {
+        const after = `${day},${expected[cut]}`;
+        const rest = { from: day, to: day, after, dataVersion: version };
+        const ndjson = await exportOf(rest);
+        assert.equal(ndjson.headers["mdq-row-count"], String(BIG_DAY_ROWS - cut - 1));
+        const ids = ndjson.body
+          .toString("utf8")
+          .trimEnd()
+          .split("\n")
+          .map((line) => JSON.parse(line).recordId);
+        assert.deepEqual(ids, expected.slice(cut + 1), `NDJSON after row ${cut}`);
+        const arrow = await exportOf({ ...rest, format: "arrow" });
+        const arrowIds = [...tableFromIPC(arrow.body).getChild("recordId")!].map(String);
+        assert.deepEqual(arrowIds, expected.slice(cut + 1), `Arrow after row ${cut}`);
+        const parquet = await exportOf({ ...rest, format: "parquet" });
+        const path = join(region.work, `export-${engine.name}-big-day-${cut}.parquet`);
+        await writeFile(path, parquet.body);
+        const parquetIds = (await parquetRows(path)).map((row) => row["recordId"]);
+        assert.deepEqual(parquetIds, expected.slice(cut + 1), `Parquet after row ${cut}`);
+      }
+    });
+
     it("writes Parquet with DATE and DECIMAL columns holding the walk's rows", async () => {
       const walked = await walk("GBP");
       const answer = await exportOf({ format: "parquet", currency: "GBP" });

@@ -642,9 +642,19 @@ function pastBoundary(
  */
 export type PlannedExport = PlannedSql;
 
+/** Where an export window's rows begin and end in its range's order (record-export.ts `exportWindows`). */
+export interface ExportPosition {
+  /** The last row a previous response delivered, when resuming; null otherwise. */
+  after: SortBoundary | null;
+  /** Rows to pass over first (after `after`). */
+  skip: number;
+  /** The most rows to read; null for all. */
+  take: number | null;
+}
+
 /**
  * Plans the bulk export's rows of `scope` (CONTRACT §7), ascending by (day, record id), after
- * `position.after` when resuming: one column per `MarketingRecord` field, named for it (`date` as
+ * `position.after` when resuming, `position.skip` rows on, at most `position.take`: one column per `MarketingRecord` field, named for it (`date` as
  * `YYYY-MM-DD`, counts as BIGINT, `conversions` and the amounts as the doubles GraphQL serves, the
  * amounts converted as `marketingRecords` converts them: `convertedMinor`, half-even to the minor
  * unit, then ÷ 10^minor units in a double, as record-money.ts does in JavaScript). The engines
@@ -655,7 +665,7 @@ export function planRecordsExport(
   scope: RowScope,
   currency: CurrencyCode,
   dialect: SqlDialect,
-  position: PagePosition,
+  position: ExportPosition,
 ): PlannedExport {
   const target = targetOf(currency);
   const statement = new Statement(dialect);
@@ -677,9 +687,11 @@ export function planRecordsExport(
           : column(field);
     return `${expression} AS "${field}"`;
   });
+  const take = position.take === null ? "" : ` LIMIT CAST(${statement.bind(position.take)} AS BIGINT)`;
+  const skip = position.skip > 0 ? ` OFFSET CAST(${statement.bind(position.skip)} AS BIGINT)` : "";
   return {
     sql: `WITH ${rates} SELECT ${columns.join(", ")} FROM records r ${joins} WHERE ${where}
-      ORDER BY r.date ASC, r.record_id ASC`,
+      ORDER BY r.date ASC, r.record_id ASC${take}${skip}`,
     params: statement.params,
   };
 }

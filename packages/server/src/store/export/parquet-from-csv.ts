@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type CurrencyCode, RECORD_FIELDS } from "@mdq/contract";
-import { openScratch } from "../../load/file-staging.js";
+import { openScratch, type Scratch } from "../../load/file-staging.js";
 import { makeWorkDir } from "../../work-dirs.js";
 import { PARQUET_ROW_GROUP_ROWS, parquetColumnTypes } from "./export-sql.js";
 import { joinedParquet } from "./parquet-join.js";
@@ -50,10 +50,6 @@ async function* windowFiles(
   currency: CurrencyCode,
 ): AsyncIterable<string> {
   const directory = await makeWorkDir("export");
-  const scratch = await openScratch(SCRATCH_MEMORY_MB, { threads: 1 }).catch(async (error: unknown) => {
-    await rm(directory, { recursive: true, force: true });
-    throw error;
-  });
   const stopped = new AbortController();
   const csvPath = (index: number) => join(directory, `window-${index}.csv`);
   /** Writes window `index`'s CSV into its file; its failure is awaited where the file is needed. */
@@ -66,8 +62,11 @@ async function* windowFiles(
     writing.catch(() => undefined);
     return writing;
   };
+  // The first window's CSV is written while the scratch DuckDB opens.
   let writing: Promise<void> | null = windows.length > 0 ? writeCsv(0) : null;
+  let scratch: Scratch | null = null;
   try {
+    scratch = await openScratch(SCRATCH_MEMORY_MB, { threads: 1 });
     for (let index = 0; index < windows.length; index += 1) {
       await writing;
       writing = index + 1 < windows.length ? writeCsv(index + 1) : null;
@@ -85,7 +84,7 @@ async function* windowFiles(
     // A window still being written ends its source (the engine's COPY) before the files go.
     stopped.abort();
     await writing?.catch(() => undefined);
-    scratch.close();
+    scratch?.close();
     await rm(directory, { recursive: true, force: true });
   }
 }

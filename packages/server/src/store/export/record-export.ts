@@ -107,22 +107,35 @@ export interface ParquetRows {
   currency: CurrencyCode;
 }
 
-/** Rows of the first window: few, so that the first byte comes early. */
-export const FIRST_WINDOW_ROWS = 4096;
+/**
+ * Rows of the first window: few, so that the first byte comes early. PostgreSQL builds an NDJSON
+ * or CSV line in about 10 µs, so 4,096 rows (whole days) kept a scale-150 Parquet export's first
+ * bytes 125–150 ms away, the first window's CSV then its Parquet; 1,024 rows, 57–75 ms.
+ */
+export const FIRST_WINDOW_ROWS = 1024;
 /** Rows of a later window: enough that a statement's start costs little against its rows. */
 const WINDOW_ROWS = 65_536;
 
-/** A range of whole days read by one statement, and its rows. */
+/**
+ * A range of days read by one statement, and its rows: whole days, but for a first day larger
+ * than the first window, whose first `FIRST_WINDOW_ROWS` rows (`take`) are the first window and
+ * the rest (`skip` them) begin the second.
+ */
 interface ExportWindow {
   from: string;
   to: string;
   rows: number;
+  /** Rows of the range's order to pass over first (an SQL `OFFSET`). */
+  skip: number;
+  /** The most rows to read (an SQL `LIMIT`); null for every row of the range. */
+  take: number | null;
 }
 
 /**
- * `days` (rows per day, ascending) cut into windows of whole days: the first of about
- * `FIRST_WINDOW_ROWS` rows, the others of about `WINDOW_ROWS` (a day is never split, so a day
- * larger than that is a window of its own). No days: one window, the whole range.
+ * `days` (rows per day, ascending) cut into windows: the first of about `FIRST_WINDOW_ROWS` rows,
+ * the others of about `WINDOW_ROWS` in whole days (so a day larger than that is a window of its
+ * own). A first day larger than the first window is split: its first rows, then the rest with
+ * the days after it. No days: one window, the whole range.
  */
 export function exportWindows(
   days: readonly DayCount[],
@@ -131,18 +144,26 @@ export function exportWindows(
   const windows: ExportWindow[] = [];
   let from = scope.from;
   let rows = 0;
+  let skip = 0;
+  const head = days[0];
+  if (head !== undefined && head.rows > FIRST_WINDOW_ROWS) {
+    windows.push({ from, to: head.day, rows: FIRST_WINDOW_ROWS, skip: 0, take: FIRST_WINDOW_ROWS });
+    skip = FIRST_WINDOW_ROWS;
+    rows = -FIRST_WINDOW_ROWS;
+  }
   for (const [index, day] of days.entries()) {
     rows += day.rows;
     const limit = windows.length === 0 ? FIRST_WINDOW_ROWS : WINDOW_ROWS;
     const next = days[index + 1];
     if (next === undefined) break;
     if (rows + next.rows > limit) {
-      windows.push({ from, to: day.day, rows });
+      windows.push({ from, to: day.day, rows, skip, take: null });
       from = next.day;
       rows = 0;
+      skip = 0;
     }
   }
-  windows.push({ from, to: scope.to, rows });
+  windows.push({ from, to: scope.to, rows, skip, take: null });
   return windows;
 }
 
@@ -198,9 +219,14 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
     const windows = rowCount === 0 ? [] : exportWindows(days, { from: days[0]!.day, to: query.scope.to });
     const reads = windows.map((window, index): WindowRead => {
       const scope = { ...query.scope, from: window.from, to: window.to };
-      const after = index === 0 ? boundary : null;
+      // The windows that begin on the resumed day: the first, and the rest of it when split.
+      const after = index === 0 || window.skip > 0 ? boundary : null;
       return {
-        plan: planRecordsExport(scope, query.currency, dialect, { after }),
+        plan: planRecordsExport(scope, query.currency, dialect, {
+          after,
+          skip: window.skip,
+          take: window.take,
+        }),
         oversized: window.rows > WINDOW_ROWS,
       };
     });
