@@ -282,7 +282,7 @@ export interface WalkFacts {
 
 /**
  * The stored FX rates a walk (or a rollup aggregate) of `range` converts and checks with: those
- * each calendar year of its days can use (`fxRatesFor`), read once per generation and year
+ * each calendar year of its days can use (`SqlDialect.fxRates`), read once per generation and year
  * (`WalkMemory`), so that a dashboard's next window or a sync's next range in the same years reads
  * none; or, when the snapshot's generation is not known for sure, those of `range`, read for this
  * page alone. Not the whole history: ECB's since 1999 (279 k rates) took 0.3 s to read, on the

@@ -29,7 +29,7 @@ import type {
   SortEntry,
 } from "./query-request.js";
 import { ROLLUP_TABLE, rollupSum } from "./record-rollup.js";
-import { currencyLiteral, fxRatesFor, type SqlDialect } from "./sql-dialect.js";
+import { currencyLiteral, type SqlDialect } from "./sql-dialect.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
 export interface PlannedSql {
@@ -714,13 +714,13 @@ export function planRecordsDayCurrencies(query: RecordsQuery, dialect: SqlDialec
 }
 
 /**
- * Plans the stored FX rates the days of `range` can use (`fxRatesFor`) as rows (currency, day
+ * Plans the stored FX rates the days of `range` can use (`SqlDialect.fxRates`) as rows (currency, day
  * `YYYY-MM-DD`, rate_e6): what walks and rollup aggregates convert with (record-money.ts
  * `FxHistory`, once per data generation and calendar year) and an export checks with.
  */
 export function planFxRates(dialect: SqlDialect, range: { from: string; to: string }): PlannedSql {
   const statement = new Statement(dialect);
-  const rates = fxRatesFor(statement.bind, range);
+  const rates = dialect.fxRates(statement.bind, range, RATED_CURRENCIES);
   return {
     sql: `SELECT currency, ${dialect.formatDate("date")} AS day, rate_e6 FROM (${rates}) rates ORDER BY currency, date`,
     params: statement.params,
