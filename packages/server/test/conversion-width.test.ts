@@ -10,13 +10,18 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CurrencyCode } from "@mdq/contract";
 import { recordObjects } from "../src/graphql/records-json.js";
-import type { ExportQuery, RecordExports } from "../src/store/export/record-export.js";
+import {
+  type ExportQuery,
+  FIRST_WINDOW_ROWS,
+  type RecordExports,
+} from "../src/store/export/record-export.js";
 import { type AggregateQuery, RECORD_FIELDS, type RecordsQuery } from "../src/store/query-request.js";
 import type { StoredRecord } from "../src/store/store.js";
 import { type FreshStore, onDuckDb, onPostgres } from "./fresh-stores.js";
 
 const BRAND = "width-brand";
 const DAY = "2021-03-01";
+const DAY_BEFORE = "2021-02-28";
 const CAMPAIGNS = ["cmp-small", "cmp-edge", "cmp-huge"];
 /** IDR per EUR, in millionths: a large rate, so that ordinary amounts reach the edge. */
 const IDR_RATE_E6 = 17_123_456_789n;
@@ -74,22 +79,58 @@ function recordsQuery(currency: CurrencyCode, sort: RecordsQuery["sort"]): Recor
   return { scope: SCOPE, currency, fields: RECORD_FIELDS, sort, page: { page: 1, pageSize: 100 } };
 }
 
-/** The export's rows of the day, parsed from its NDJSON body (written by the engine). */
+/**
+ * Rows of the day before `DAY`, more than an export's first window: the first window comes as
+ * typed rows (record-export.ts), so these fill it and `DAY`'s rows come in the engine's text.
+ */
+const FILLER_ROWS = FIRST_WINDOW_ROWS + 100;
+
+function fillerRecords(): StoredRecord[] {
+  return Array.from({ length: FILLER_ROWS }, (_, index) => ({
+    recordId: `filler-${String(index).padStart(5, "0")}`,
+    date: DAY_BEFORE,
+    market: "DE",
+    dataSource: "google_ads",
+    channel: "search",
+    campaignId: CAMPAIGNS[0]!,
+    campaignName: "Filler",
+    impressions: 1,
+    clicks: 1,
+    spendE4: 1n,
+    conversionsE4: 0n,
+    revenueE4: 1n,
+    currency: "EUR",
+  }));
+}
+
+/** The export's rows of `DAY`, parsed from its NDJSON body as the engine writes it. */
 async function exported(store: RecordExports, currency: CurrencyCode): Promise<unknown[]> {
-  const query: ExportQuery = { scope: SCOPE, currency, after: null };
+  const query: ExportQuery = { scope: { ...SCOPE, from: DAY_BEFORE }, currency, after: null };
   const opened = await store.openRecordExport(query);
   const chunks: Uint8Array[] = [];
-  for await (const chunk of opened.engineBody("ndjson")!) chunks.push(chunk);
+  let typedRows = 0;
+  for await (const part of opened.engineBody("ndjson")!) {
+    if (part instanceof Uint8Array) chunks.push(part);
+    else {
+      assert.ok(
+        part.columns.date.every((date) => date === DAY_BEFORE),
+        "only filler rows come typed",
+      );
+      typedRows += part.rowCount;
+    }
+  }
+  assert.equal(typedRows, FIRST_WINDOW_ROWS);
   return Buffer.concat(chunks)
     .toString("utf8")
     .trimEnd()
     .split("\n")
-    .map((line) => JSON.parse(line));
+    .map((line) => JSON.parse(line))
+    .filter((row) => row.date === DAY);
 }
 
 async function assertSameConversions(store: FreshStore): Promise<void> {
   await store.upsertFxRates([...RATES]);
-  await store.replaceRecords(BRAND, records());
+  await store.replaceRecords(BRAND, [...fillerRecords(), ...records()]);
   for (const currency of ["IDR", "EUR", "JPY", "GBP"] as CurrencyCode[]) {
     const [page] = await store.queryRecords(
       recordsQuery(currency, [{ field: "DATE_DAY", direction: "ASC" }]),

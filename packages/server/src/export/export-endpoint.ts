@@ -69,8 +69,9 @@ const ENCODINGS = [...ENCODERS.keys()];
 
 /**
  * The body's chunks: the rows as the engine writes them (the text formats between the writer's
- * start and end, its CSV header; a Parquet file whole), else the writer's start, a chunk per
- * batch, its end. The export closes however the body ends.
+ * start and end, its CSV header, their first window's batch written by the writer; a Parquet
+ * file whole), else the writer's start, a chunk per batch, its end. The export closes however
+ * the body ends.
  */
 async function* bodyChunks(
   opened: RecordExport,
@@ -82,10 +83,10 @@ async function* bodyChunks(
     const framed = engine === null || TEXT_EXPORT_FORMATS.has(format);
     const start = framed ? writer.start() : "";
     if (start.length > 0) yield start;
-    if (engine !== null) yield* engine;
-    else {
-      for await (const batch of opened.batches()) {
-        const chunk = writer.write(batch);
+    for await (const part of engine ?? opened.batches()) {
+      if (part instanceof Uint8Array) yield part;
+      else {
+        const chunk = writer.write(part);
         if (chunk.length > 0) yield chunk;
       }
     }

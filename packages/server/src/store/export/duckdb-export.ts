@@ -115,32 +115,22 @@ async function* filed(
 }
 
 /**
- * The body of a text format for `windows`: the first window's lines read as a result
- * (`streamed`), which DuckDB hands over a chunk at a time as soon as its rows are sorted; the
- * others written by COPY (`filed`): NDJSON as `planExportLines`'s lines, CSV as
- * `planExportCsvCells`'s cells, which DuckDB's CSV writer quotes and joins into the same lines.
- * A COPY holds its output back until its end: the first window of a scale-150 export (one day,
- * 3,150 rows) came after 118–148 ms of a 133–170 ms statement, so the first bytes would wait for
- * the whole window.
+ * The body of a text format for `windows`, each written by COPY (`filed`): NDJSON as
+ * `planExportLines`'s lines, CSV as `planExportCsvCells`'s cells, which DuckDB's CSV writer
+ * quotes and joins into the same lines. An export's first window is not among them: it is read
+ * as typed rows (record-export.ts), as COPY holds its output back until its end.
  */
-async function* textBody(
+function textBody(
   connection: DuckDBConnection,
   format: LineFormat,
   windows: readonly WindowRead[],
 ): AsyncIterable<Uint8Array> {
-  const dialect = DUCKDB_DIALECT;
-  const [first, ...rest] = windows;
-  if (first === undefined) return;
-  const firstLines = planExportLines(first.plan, format, dialect, first.oversized);
-  for await (const chunk of streamed(connection, [firstLines]))
-    yield Buffer.from(`${chunk.columns[0]!.join("\n")}\n`);
-  if (rest.length === 0) return;
-  const planned = rest.map((window) =>
+  const planned = windows.map((window) =>
     format === "ndjson"
-      ? planExportLines(window.plan, format, dialect, window.oversized)
-      : planExportCsvCells(window.plan, dialect, window.oversized),
+      ? planExportLines(window.plan, DUCKDB_DIALECT, window.oversized)
+      : planExportCsvCells(window.plan, DUCKDB_DIALECT, window.oversized),
   );
-  yield* filed(connection, planned, format === "ndjson" ? LINES : CSV_CELLS);
+  return filed(connection, planned, format === "ndjson" ? LINES : CSV_CELLS);
 }
 
 /** Opens a DuckDB export snapshot on a new connection of `instance`. */

@@ -1,8 +1,9 @@
 /**
- * The export's rows as the engines write them (CONTRACT §7): each NDJSON or CSV row as one text
- * value built in SQL over the planner's export read (`planRecordsExport`), and the Parquet columns
- * typed for the file. The engine writes the bytes itself (DuckDB `COPY ... TO`, PostgreSQL
- * `COPY ... TO STDOUT`), so no value becomes a JavaScript value on the way.
+ * The export's rows as the engines write them (CONTRACT §7): each NDJSON row as one text value
+ * and each CSV row as its cells, built in SQL over the planner's export read (`planRecordsExport`),
+ * and the Parquet columns typed for the file. The engine writes the bytes itself (DuckDB
+ * `COPY ... TO`, PostgreSQL `COPY ... TO STDOUT`), so no value of those windows becomes a
+ * JavaScript value on the way (an export's first window does: record-export.ts).
  *
  * Each value's text is exactly what `marketingRecords` gives, as JavaScript prints it:
  * - strings: JSON-quoted by the engine's `to_json`, which escapes `"` and `\` as `JSON.stringify`
@@ -13,7 +14,8 @@
  *   only the notation differs (DuckDB's `12.0`, either engine's `1.6e+16` where JavaScript writes
  *   the digits out below 1e21), and is rewritten here.
  * - CSV cells: formula-like text neutralised (`FORMULA_TRIGGERS`, the contract's one rule), then
- *   quoted as csv-writer.ts quotes (a comma, quote, CR or LF inside; quotes doubled).
+ *   quoted by the engine's CSV writer as csv-writer.ts quotes (a comma, quote, CR or LF inside;
+ *   quotes doubled).
  */
 import {
   CURRENCIES,
@@ -87,22 +89,12 @@ function neutralised(column: string): string {
   return `CASE WHEN left(${column}, 1) IN (${triggers.join(", ")}) THEN '''' || ${column} ELSE ${column} END`;
 }
 
-/** A text column as a CSV cell: neutralised, then quoted when it must be. */
-function csvCell(column: string): string {
-  const neutral = neutralised(column);
-  // The `'` prefix never needs quoting itself, so whether to quote is read off the stored text.
-  const quoted = ["','", `'"'`, "chr(13)", "chr(10)"].map(
-    (character) => `strpos(${column}, ${character}) > 0`,
-  );
-  return `CASE WHEN ${quoted.join(" OR ")} THEN '"' || replace(${neutral}, '"', '""') || '"' ELSE ${neutral} END`;
-}
-
-/** The text of one field of a row (`e."field"`), per format. */
-function fieldText(field: RecordField, format: LineFormat, dialect: SqlDialect): string {
+/** The JSON text of one field of a row (`e."field"`). */
+function fieldJson(field: RecordField, dialect: SqlDialect): string {
   const column = `e."${field}"`;
   if (COUNT_FIELDS.has(field)) return `CAST(${column} AS VARCHAR)`;
   if (NUMBER_FIELDS.has(field)) return jsNumberText(column, dialect);
-  return format === "csv" ? csvCell(column) : jsonString(column, dialect);
+  return jsonString(column, dialect);
 }
 
 /**
@@ -171,26 +163,16 @@ export async function* crlfRecords(chunks: AsyncIterable<Uint8Array>): AsyncIter
 }
 
 /**
- * The export's rows of `plan` as one text value each (`line`), in its order: an NDJSON line as
- * `JSON.stringify` writes the `MarketingRecord` (its keys in the schema's order), or a CSV line
- * as csv-writer.ts writes it, with its CR; the engine's writer adds the LF that ends each line.
- * A CSV line ends with CRLF while a cell may hold a bare LF or CR of its own (loads take them in
- * names), so the CR is written here, not put before every LF afterwards.
+ * The export's rows of `plan` as NDJSON lines (`line`), in its order: each as `JSON.stringify`
+ * writes the `MarketingRecord` (its keys in the schema's order); the engine's writer adds the LF
+ * that ends each line.
  */
-export function planExportLines(
-  plan: PlannedExport,
-  format: LineFormat,
-  dialect: SqlDialect,
-  oversized = false,
-): PlannedExport {
-  const parts = RECORD_FIELDS.map((field, index) => {
-    const value = fieldText(field, format, dialect);
-    if (format === "csv") return index === 0 ? value : `',' || ${value}`;
-    return `${literal(`${index === 0 ? "{" : ","}"${field}":`)} || ${value}`;
-  });
-  const line = `${parts.join(" || ")} || ${format === "csv" ? "chr(13)" : "'}'"}`;
+export function planExportLines(plan: PlannedExport, dialect: SqlDialect, oversized = false): PlannedExport {
+  const parts = RECORD_FIELDS.map(
+    (field, index) => `${literal(`${index === 0 ? "{" : ","}"${field}":`)} || ${fieldJson(field, dialect)}`,
+  );
   return {
-    sql: `SELECT ${line} AS line FROM (${plan.sql}) e${linesOrder(dialect, oversized)}`,
+    sql: `SELECT ${parts.join(" || ")} || '}' AS line FROM (${plan.sql}) e${linesOrder(dialect, oversized)}`,
     params: plan.params,
   };
 }
@@ -209,9 +191,10 @@ const FREE_TEXT_FIELDS: ReadonlySet<RecordField> = new Set(["recordId", "campaig
  * and join (a field holding `,`, `"`, CR or LF quoted, its quotes doubled, as csv-writer.ts
  * writes: DuckDB's writer with CRLF after each row, duckdb-export.ts `CSV_CELLS`; PostgreSQL's,
  * whose LF `crlfRecords` makes CRLF, postgres-export.ts `CSV_CELLS`): the free text neutralised,
- * the numbers' text as `planExportLines` writes it. The same bytes as its CSV lines in about two
- * thirds of their time (DuckDB, scale 150, 90 days in windows, one thread: 1.22 s against
- * 1.79 s): the lines' quoting expressions alone cost each statement 74 ms of planning against 35.
+ * the numbers' text as `planExportLines` writes it. The same bytes as CSV lines built in SQL in
+ * about two thirds of their time (DuckDB, scale 150, 90 days in windows, one thread: 1.22 s
+ * against 1.79 s): those lines' quoting expressions alone cost each statement 74 ms of planning
+ * against 35.
  */
 export function planExportCsvCells(
   plan: PlannedExport,

@@ -101,7 +101,7 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
     copyText(format, windows) {
       if (format === "ndjson")
         return copied(
-          windows.map((window) => planExportLines(window.plan, format, reader.dialect, window.oversized)),
+          windows.map((window) => planExportLines(window.plan, reader.dialect, window.oversized)),
           LINES,
         );
       return crlfRecords(

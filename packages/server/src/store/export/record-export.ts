@@ -48,10 +48,13 @@ export interface RecordExport {
   readonly dataVersion: string;
   /**
    * The body's rows in `format` as the engine writes them (NDJSON and CSV lines, CRLF for CSV,
-   * no header; a whole Parquet file), or null when the format is written from `batches`. Iterate
-   * once; ending early closes the export.
+   * no header; a whole Parquet file), or null when the format is written from `batches`. A text
+   * format's first window comes as a batch, for the format's own writer to write
+   * (export/records-writer.ts): its statement over typed columns plans in about half the time
+   * of one building lines, and its bytes are the first the client waits for. Iterate once;
+   * ending early closes the export.
    */
-  engineBody(format: ExportFormat): AsyncIterable<Uint8Array> | null;
+  engineBody(format: ExportFormat): AsyncIterable<Uint8Array | ExportBatch> | null;
   /** The rows in (date, record id) order; iterate once. Ending the iteration early closes the export. */
   batches(): AsyncIterable<ExportBatch>;
   close(): Promise<void>;
@@ -84,8 +87,8 @@ export interface ExportSnapshot {
   stream(statements: Iterable<PlannedSql>): AsyncIterable<ResultColumns>;
   /**
    * The body of a text format for the windows' rows, window after window, with the consumer's
-   * pace: the bytes of `planExportLines`'s lines, each followed by `\n`, however the engine
-   * writes them.
+   * pace: NDJSON as the bytes of `planExportLines`'s lines, each followed by `\n`; CSV as
+   * `planExportCsvCells`'s cells quoted by the engine's CSV writer, each record ending CRLF.
    */
   copyText(format: LineFormat, windows: readonly WindowRead[]): AsyncIterable<Uint8Array>;
   /** The rows written as one Parquet file, in `planExportParquet`'s columns, window after window. */
@@ -250,10 +253,8 @@ class SnapshotExport implements RecordExport {
     readonly dataVersion: string,
   ) {}
 
-  engineBody(format: ExportFormat): AsyncIterable<Uint8Array> | null {
-    if (format === "ndjson" || format === "csv") {
-      return this.once(this.snapshot.copyText(format, this.windows));
-    }
+  engineBody(format: ExportFormat): AsyncIterable<Uint8Array | ExportBatch> | null {
+    if (format === "ndjson" || format === "csv") return this.once(this.textBody(format));
     // A Parquet file of no rows (its schema alone) is written from `batches`.
     if (format === "parquet" && this.windows.length > 0) {
       const { currency } = this;
@@ -273,6 +274,14 @@ class SnapshotExport implements RecordExport {
 
   close(): Promise<void> {
     return this.snapshot.end();
+  }
+
+  /** A text body: the first window as batches, the others as the engine writes them. */
+  private async *textBody(format: LineFormat): AsyncIterable<Uint8Array | ExportBatch> {
+    const [first, ...rest] = this.windows;
+    if (first === undefined) return;
+    yield* this.batchesOf(this.snapshot.stream([first.plan]));
+    if (rest.length > 0) yield* this.snapshot.copyText(format, rest);
   }
 
   /** Iterates `body` once, then ends the snapshot however the iteration ends. */
