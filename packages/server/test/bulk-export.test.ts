@@ -100,7 +100,7 @@ const HOSTILE_TEXTS = [
 /**
  * Days of plain rows (one name with a line break), more than the export's first window holds, so
  * that the day after them, one record per hostile text, is written by the engine's COPY and the
- * first window's line break by DuckDB's result read (duckdb-export.ts `lines`).
+ * first window's line break by the format's writer from typed rows (record-export.ts).
  */
 const HOSTILE_FILLER_DAYS = Math.ceil(FIRST_WINDOW_ROWS / BULK_ROWS_PER_DAY) + 1;
 
