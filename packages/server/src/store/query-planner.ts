@@ -654,12 +654,14 @@ export interface ExportPosition {
 
 /**
  * Plans the bulk export's rows of `scope` (CONTRACT §7), ascending by (day, record id), after
- * `position.after` when resuming, `position.skip` rows on, at most `position.take`: one column per `MarketingRecord` field, named for it (`date` as
- * `YYYY-MM-DD`, counts as BIGINT, `conversions` and the amounts as the doubles GraphQL serves, the
- * amounts converted as `marketingRecords` converts them: `convertedMinor`, half-even to the minor
- * unit, then ÷ 10^minor units in a double, as record-money.ts does in JavaScript). The engines
- * write these rows themselves (store/export/export-sql.ts); the read cannot lack a rate, for the
- * export's facts refused the range first when one lacks (page-reads.ts `walkFacts`).
+ * `position.after` when resuming, `position.skip` rows on, at most `position.take`: one column
+ * per `MarketingRecord` field, named for it (`date` as `YYYY-MM-DD`, counts as BIGINT,
+ * `conversions` and the amounts as the doubles GraphQL serves, the amounts converted as
+ * `marketingRecords` converts them: `convertedMinor`, half-even to the minor unit, then ÷ 10^minor
+ * units in a double, as record-money.ts does in JavaScript). The engines write these rows
+ * themselves (store/export/export-sql.ts), but for a text export's first window; the read cannot
+ * lack a rate, for the export's facts refused the range first when one lacks (page-reads.ts
+ * `walkFacts`).
  */
 export function planRecordsExport(
   scope: RowScope,

@@ -111,9 +111,9 @@ export interface ParquetRows {
 }
 
 /**
- * Rows of the first window: few, so that the first byte comes early. PostgreSQL builds an NDJSON
- * or CSV line in about 10 µs, so 4,096 rows (whole days) kept a scale-150 Parquet export's first
- * bytes 125–150 ms away, the first window's CSV then its Parquet; 1,024 rows, 57–75 ms.
+ * Rows of the first window: few, so that the first byte comes early. A PostgreSQL Parquet export
+ * writes the first window's CSV, then its Parquet, before its first bytes: 132–157 ms with 4,096
+ * rows (whole days) at scales 30 and 150, 76 ms with 1,024 (bench/README.md "18l").
  */
 export const FIRST_WINDOW_ROWS = 1024;
 /** Rows of a later window: enough that a statement's start costs little against its rows. */
