@@ -14,7 +14,6 @@ import type { DuckDBConnection } from "@duckdb/node-api";
 import type { LoadFormat } from "@mdq/contract";
 import { isCalendarDate } from "@mdq/contract";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
-import { STAGING_COLUMNS, STORED_ORDER } from "../store/record-replace.js";
 import { csvFieldColumn, quoteIdentifier, sqlString } from "./file-staging.js";
 import { RecordsFileError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
@@ -141,11 +140,6 @@ async function unique(connection: DuckDBConnection, staging: string, key: string
     `SELECT count(*) FROM (SELECT 1 FROM ${staging} GROUP BY ${key} HAVING count(*) > 1)`,
   );
   return Number(found.getColumnsJS()[0]![0]) === 0;
-}
-
-/** The staged rows in stored columns, sorted as the store keeps them (for a stored-records file). */
-export function storedRowsOf(staging: string): string {
-  return `SELECT ${STAGING_COLUMNS.join(", ")} FROM ${staging} ORDER BY ${STORED_ORDER}`;
 }
 
 /**

@@ -2,22 +2,23 @@
  * A records file into the store: the whole of `mdq load` after its request is checked (CONTRACT
  * §4). The fast path (record-staging.ts) reads and checks the file in DuckDB straight into a
  * staging table: the DuckDB store's own, inside the load's transaction; for PostgreSQL a scratch
- * DuckDB's, handed over as a CSV file for COPY. A file the fast check does not pass is read again
- * by `readRecordsFile`, which rejects it naming its problems; should it find none (the fast check
- * is the stricter in corner cases, such as a date before the year 1000), the load goes on from
- * that read. Either way the store replaces the brand's rows in one transaction: all or nothing.
+ * DuckDB's, handed over as CSV files for COPY (the rows, their rollup and their record ids). A
+ * file the fast check does not pass is read again by `readRecordsFile`, which rejects it naming
+ * its problems; should it find none (the fast check is the stricter in corner cases, such as a
+ * date before the year 1000), the load goes on from that read. Either way the store replaces the brand's rows in one transaction: all or nothing.
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
+import { STAGING_COLUMNS } from "../store/record-replace.js";
 import { type LoadOrigin, type LoadSummary, type RecordLoads, stagesLoads } from "../store/store.js";
 import { makeWorkDir } from "../work-dirs.js";
 import { openScratch } from "./file-staging.js";
 import { LoadOutOfMemoryError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
-import { RecordsNotClean, type StagingRequest, stageRecords, storedRowsOf } from "./record-staging.js";
+import { RecordsNotClean, type StagingRequest, stageRecords } from "./record-staging.js";
 import { readRecordsFile } from "./records-file.js";
-import { copyStoredRows } from "./records-reader.js";
+import { type StoredLoadFiles, writeStoredLoad } from "./records-reader.js";
 
 /** How a load runs, beside what it loads. */
 export interface LoadRunOptions {
@@ -65,15 +66,16 @@ async function loadFile(
         (await stageRecords(connection, staging, request, progress)).rows;
       return await store.replaceRecordsStaged(brandId, stage, origin, onReplacing);
     }
-    return await handOver(store, brandId, origin, onReplacing, async (target) => {
+    return await handOver(store, brandId, origin, onReplacing, async (files) => {
       const scratch = await openScratch(memoryMb);
       try {
         await stageRecords(scratch.connection, "staged_records", request, progress);
         progress.phase("writing");
-        await copyStoredRows(
+        await writeStoredLoad(
           scratch.connection,
-          storedRowsOf("staged_records"),
-          target,
+          `SELECT ${STAGING_COLUMNS.join(", ")} FROM staged_records`,
+          brandId,
+          files,
           store.storedFileFormat,
         );
       } finally {
@@ -85,10 +87,10 @@ async function loadFile(
   }
   const { path, format, mapping } = request;
   const file = await readRecordsFile(path, { format, mapping, progress, ...(memoryMb ? { memoryMb } : {}) });
-  return handOver(store, brandId, origin, onReplacing, async (target) => {
+  return handOver(store, brandId, origin, onReplacing, async (files) => {
     try {
       progress.phase("writing");
-      await file.exportStored(target, store.storedFileFormat);
+      await file.exportLoad(brandId, files, store.storedFileFormat);
     } finally {
       file.close();
     }
@@ -96,26 +98,26 @@ async function loadFile(
 }
 
 /**
- * `write` puts the checked rows in a file of the store's stored-records format and closes its
- * scratch DuckDB before the store's transaction, so that the two never hold memory at once; then
- * the store reads the file itself.
+ * `write` puts the checked rows in the files of the store's stored-records format
+ * (`StoredRecordsFile`) and closes its scratch DuckDB before the store's transaction, so that the
+ * two never hold memory at once; then the store reads the files itself.
  */
 async function handOver(
   store: RecordLoads,
   brandId: string,
   origin: LoadOrigin,
   onReplacing: () => void,
-  write: (target: string) => Promise<void>,
+  write: (files: StoredLoadFiles) => Promise<void>,
 ): Promise<LoadSummary> {
   const directory = await makeWorkDir("load");
   try {
-    const target = join(directory, `records.${store.storedFileFormat}`);
-    await write(target);
-    return await store.replaceRecordsFromStoredFile(
-      brandId,
-      { path: target, sorted: true, onReplacing },
-      origin,
-    );
+    const files = {
+      path: join(directory, `records.${store.storedFileFormat}`),
+      rolledUpPath: join(directory, "rolled-up.csv"),
+      recordIdsPath: join(directory, "record-ids.csv"),
+    };
+    await write(files);
+    return await store.replaceRecordsFromStoredFile(brandId, { ...files, onReplacing }, origin);
   } finally {
     await rm(directory, { recursive: true, force: true });
   }

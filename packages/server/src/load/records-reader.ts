@@ -1,11 +1,12 @@
 /**
  * The read-back of a checked records file: the staged rows converted to stored types, handed to a
- * store as one file it reads natively (`exportStored`: Parquet or CSV), or record by record
+ * store as files it reads natively (`exportLoad`: Parquet or CSV), or record by record
  * (`records()`, for callers that want JavaScript objects).
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
-import { STORED_ORDER } from "../store/record-replace.js";
-import type { StoredFileFormat, StoredRecord } from "../store/store.js";
+import { STAGING_COLUMNS, STORED_ORDER } from "../store/record-replace.js";
+import { rolledUpRowsOf } from "../store/record-rollup.js";
+import type { StoredFileFormat, StoredRecord, StoredRecordsFile } from "../store/store.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
 import type { NumberType, RecordsFileFormat, Staged } from "./record-stagers.js";
@@ -19,15 +20,11 @@ export interface RecordsFile {
   /** The records in file order; may be iterated more than once (not concurrently). */
   records(): AsyncIterable<StoredRecord>;
   /**
-   * Writes the checked records, in stored types and columns (`STAGING_COLUMNS` of store/record-replace.ts), in
-   * `STORED_ORDER`, to a file a store reads natively: Parquet (DuckDB) or headerless CSV
-   * (PostgreSQL's `COPY ... (FORMAT csv)`). DuckDB converts and writes them column by column,
-   * spilling to disk past its memory limit: no JavaScript object per row, memory independent of
-   * the file's size.
+   * Writes the checked records as `brandId`'s load, in the files a store reads natively
+   * (`writeStoredLoad`). DuckDB converts and writes them column by column, spilling to disk past
+   * its memory limit: no JavaScript object per row, memory independent of the file's size.
    */
-  exportStored(target: string, format: StoredFileFormat): Promise<void>;
-  /** `exportStored(target, "parquet")`. */
-  exportParquet(target: string): Promise<void>;
+  exportLoad(brandId: string, files: StoredLoadFiles, format: StoredFileFormat): Promise<void>;
   close(): void;
 }
 
@@ -88,8 +85,29 @@ export function storedColumns(
     ${amount("revenue")} AS revenue_e4, currency`;
 }
 
-/** Writes the rows of `query` (stored columns) to `target` as a stored-records file of `format`. */
-export async function copyStoredRows(
+/** Where a load's files go (`StoredRecordsFile`). */
+export type StoredLoadFiles = Pick<StoredRecordsFile, "path" | "rolledUpPath" | "recordIdsPath">;
+
+/**
+ * Writes the rows of `query` (`STAGING_COLUMNS` in stored types) as `brandId`'s load, the files a
+ * store reads itself (`StoredRecordsFile`): the rows of `records` in `STORED_ORDER` as Parquet or
+ * headerless CSV, their rollup and their record ids as headerless CSV.
+ */
+export async function writeStoredLoad(
+  connection: DuckDBConnection,
+  query: string,
+  brandId: string,
+  files: StoredLoadFiles,
+  format: StoredFileFormat,
+): Promise<void> {
+  const rows = `SELECT ${sqlString(brandId)} AS brand_id, ${STAGING_COLUMNS.join(", ")} FROM (${query})
+    ORDER BY ${STORED_ORDER}`;
+  await copyRows(connection, rows, files.path, format);
+  await copyRows(connection, rolledUpRowsOf(`(${query})`), files.rolledUpPath, "csv");
+  await copyRows(connection, `SELECT record_id FROM (${query})`, files.recordIdsPath, "csv");
+}
+
+async function copyRows(
   connection: DuckDBConnection,
   query: string,
   target: string,
@@ -101,7 +119,7 @@ export async function copyStoredRows(
 
 /**
  * A checked records file over the staged rows. Nothing is converted until the records are asked
- * for: `exportStored` converts them in the one statement that writes them.
+ * for: `exportLoad` converts them in the statements that write them.
  */
 export async function checkedRecordsFile(
   scratch: Scratch,
@@ -113,13 +131,6 @@ export async function checkedRecordsFile(
   const recordId = recordIdOf(staged.columns.has("record_id"));
   const days = await distinctDays(scratch);
   let plan: Promise<ReadPlan> | undefined;
-  const exportStored = (target: string, stored: StoredFileFormat) =>
-    copyStoredRows(
-      connection,
-      `SELECT ${storedColumns(recordId)} FROM staged ORDER BY ${STORED_ORDER}`,
-      target,
-      stored,
-    );
   return {
     format,
     rowCount,
@@ -128,8 +139,8 @@ export async function checkedRecordsFile(
       plan ??= readPlan(scratch, rowCount, recordId);
       yield* readChecked(scratch, await plan);
     },
-    exportStored,
-    exportParquet: (target) => exportStored(target, "parquet"),
+    exportLoad: (brandId, files, stored) =>
+      writeStoredLoad(connection, `SELECT ${storedColumns(recordId)} FROM staged`, brandId, files, stored),
     close: () => scratch.close(),
   };
 }

@@ -31,6 +31,9 @@ const KEY_COLUMNS = "date, market, data_source, channel, currency";
 /** The stored columns the rollup sums, each into a sum of the same name. */
 const SUMMED = ["impressions", "clicks", "spend_e4", "conversions_e4", "revenue_e4"];
 
+/** The columns of a load's rows rolled up (`rolledUpRowsOf`), in order. */
+export const ROLLED_UP_COLUMNS = [...KEY_COLUMNS.split(", "), "rows", ...SUMMED];
+
 /**
  * DuckDB keeps each sum in two BIGINT columns, `<sum>_high` and `<sum>_low`, the sum being
  * high × 10¹⁸ + low (each part of the sum's own sign): DuckDB reads bit-packed HUGEINT columns
@@ -128,17 +131,32 @@ export function rollupBackfill(engine: SqlDialect["engine"]): string {
 }
 
 /**
- * Rolls the staged rows of a load up into the new temporary table `rolledUp` (the rollup's key
- * and sums, without the brand), in one scan: the day versions, day row counts, rollup and range
- * of the load are then read from a few rows per day instead of each from all the staged rows
- * (record-replace.ts). Both names are ours, never input.
+ * The rows `staging` (stored columns) rolled up: the rollup's key and sums, without the brand.
+ * `staging` is a table or a parenthesised query of ours, never input.
+ */
+export function rolledUpRowsOf(staging: string): string {
+  return `SELECT ${KEY_COLUMNS}, count(*) AS rows,
+    ${SUMMED.map((column) => `sum(${column}) AS ${column}`).join(", ")}
+    FROM ${staging} GROUP BY ${KEY_COLUMNS}`;
+}
+
+/**
+ * A PostgreSQL temporary table for a load's rows rolled up elsewhere (`rolledUpRowsOf`'s columns,
+ * as the scratch DuckDB that checked the file writes them), dropped at commit.
+ */
+export function rolledUpTablePostgres(rolledUp: string): string {
+  return `CREATE TEMP TABLE ${rolledUp} (date date, market text COLLATE "C", data_source text COLLATE "C",
+    channel text COLLATE "C", currency text COLLATE "C", rows bigint,
+    ${SUMMED.map((column) => `${column} numeric`).join(", ")}) ON COMMIT DROP`;
+}
+
+/**
+ * Rolls the staged rows of a load up into the new temporary table `rolledUp`, in one scan: the
+ * day versions, day row counts, rollup and range of the load are then read from a few rows per
+ * day instead of each from all the staged rows (record-replace.ts). Both names are ours, never input.
  */
 export async function rollUpStaged(run: SqlRun, staging: string, rolledUp: string): Promise<void> {
-  await run(
-    `CREATE TEMP TABLE ${rolledUp} AS SELECT ${KEY_COLUMNS}, count(*) AS rows,
-      ${SUMMED.map((column) => `sum(${column}) AS ${column}`).join(", ")}
-      FROM ${staging} GROUP BY ${KEY_COLUMNS}`,
-  );
+  await run(`CREATE TEMP TABLE ${rolledUp} AS ${rolledUpRowsOf(staging)}`);
 }
 
 /**

@@ -90,13 +90,18 @@ export interface LoadOrigin {
 export type StoredFileFormat = "parquet" | "csv";
 
 /**
- * A checked load as a file of stored records (`RecordsFile.exportStored`): the columns of
- * `STAGING_COLUMNS` (record-replace.ts), CSV without a header.
+ * A checked load as files an engine reads itself (load/records-reader.ts `writeStoredLoad`): the
+ * brand's rows as rows of `records` (`brand_id`, then `STAGING_COLUMNS` of record-replace.ts) in
+ * `STORED_ORDER`, Parquet or CSV without a header (`StoredFileFormat`); the same rows rolled up
+ * (record-rollup.ts `rolledUpRowsOf`) and their record ids, each CSV without a header.
+ * PostgreSQL reads the rollup into a temporary table, the record ids only when the load leaves
+ * rows of the brand to check them against, and copies the rows from `path` straight into
+ * `records`; DuckDB stages the rows and rolls them up itself.
  */
 export interface StoredRecordsFile {
   path: string;
-  /** Whether the rows are in `STORED_ORDER` already (record-replace.ts; then they are not sorted again). */
-  sorted: boolean;
+  rolledUpPath: string;
+  recordIdsPath: string;
   /** Called when the rows are staged and the final transaction starts replacing (progress). */
   onReplacing?: () => void;
 }

@@ -19,7 +19,7 @@ import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } fr
 import { duckDbExportSnapshot } from "../export/duckdb-export.js";
 import type { ExportSnapshot } from "../export/record-export.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
-import { defaultOrigin, replaceFromStaging, STAGING_COLUMNS } from "../record-replace.js";
+import { defaultOrigin, replaceBrandRows, STAGING_COLUMNS } from "../record-replace.js";
 import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import { SqlStore } from "../sql-store.js";
@@ -69,6 +69,14 @@ type Settings = Record<"threads" | "memory_limit" | "allocator_flush_threshold",
 const LOAD_ALLOCATOR_FLUSH_THRESHOLD = "16MB";
 
 type Row = Record<string, unknown>;
+
+/** How a load's staged rows go in (`replaceStaged`). */
+interface StagingOptions {
+  /** Whether the rows are in `STORED_ORDER` already (record-replace.ts; then they are not sorted again). */
+  sorted: boolean;
+  /** Called when the rows are staged and the final transaction starts replacing (progress). */
+  onReplacing?: () => void;
+}
 
 /** How an embedded store is opened. */
 export interface DuckDbOptions {
@@ -410,14 +418,14 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   }
 
   /**
-   * Like `replaceRecords`, from a Parquet file in stored columns (`RecordsFile.exportParquet`):
+   * Like `replaceRecords`, from a Parquet file in stored columns (`STAGING_COLUMNS`, in any order):
    * DuckDB reads it column by column, with no JavaScript object per row.
    */
   async replaceRecordsFromParquet(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary> {
-    return this.replaceRecordsFromStoredFile(brandId, { path, sorted: false }, origin);
+    return this.replaceFromParquet(brandId, origin, path, { sorted: false });
   }
 
-  /** DuckDB reads a checked load as Parquet (`RecordsFile.exportStored`). */
+  /** DuckDB reads a checked load as Parquet (`StoredRecordsFile`), and rolls it up itself. */
   readonly storedFileFormat = "parquet" as const;
 
   async replaceRecordsFromStoredFile(
@@ -425,10 +433,22 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     file: StoredRecordsFile,
     origin: LoadOrigin,
   ): Promise<LoadSummary> {
-    return this.replaceStaged(brandId, origin, file, async (connection, staging) => {
+    return this.replaceFromParquet(brandId, origin, file.path, {
+      sorted: true,
+      ...(file.onReplacing ? { onReplacing: file.onReplacing } : {}),
+    });
+  }
+
+  private replaceFromParquet(
+    brandId: string,
+    origin: LoadOrigin,
+    path: string,
+    options: StagingOptions,
+  ): Promise<LoadSummary> {
+    return this.replaceStaged(brandId, origin, options, async (connection, staging) => {
       await connection.run(
         `CREATE TEMP TABLE ${staging} AS SELECT ${STAGING_COLUMNS.join(", ")} FROM read_parquet(?)`,
-        [file.path],
+        [path],
       );
       const [row] = (
         await connection.runAndReadAll(`SELECT count(*) AS n FROM ${staging}`)
@@ -465,11 +485,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   private replaceStaged(
     brandId: string,
     origin: LoadOrigin,
-    {
-      sorted,
-      onReplacing,
-      settings = this.settings.loading,
-    }: Omit<StoredRecordsFile, "path"> & { settings?: Settings },
+    { sorted, onReplacing, settings = this.settings.loading }: StagingOptions & { settings?: Settings },
     stage: (connection: DuckDBConnection, staging: string) => Promise<number>,
   ): Promise<LoadSummary> {
     return this.writeUnder(settings, async (connection) => {
@@ -478,12 +494,14 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
         const rows = await stage(connection, staging);
         onReplacing?.();
         return await inTransaction(connection, async () =>
-          replaceFromStaging(sqlRun(connection), DUCKDB_DIALECT, {
+          replaceBrandRows(sqlRun(connection), DUCKDB_DIALECT, {
             brandId,
-            staging,
-            rows,
-            // Days already together and in order are all DuckDB's reads need (staged-order.ts).
-            sorted: sorted || (await stagedDaysInOrder(connection, staging)),
+            loaded: {
+              staging,
+              rows,
+              // Days already together and in order are all DuckDB's reads need (staged-order.ts).
+              sorted: sorted || (await stagedDaysInOrder(connection, staging)),
+            },
             origin,
           }),
         );

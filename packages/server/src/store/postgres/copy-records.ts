@@ -1,7 +1,8 @@
 /**
  * Streams records into a (staging) table with `COPY ... FROM STDIN` in PostgreSQL's text format:
  * rows are encoded as they arrive and written in chunks, with the socket's backpressure, so a load
- * of any size holds only a chunk in memory. A source that fails mid-way aborts the COPY.
+ * of any size holds only a chunk in memory. A source that fails mid-way aborts the COPY. A checked
+ * load's files (`StoredRecordsFile`) are copied as CSV the same way.
  */
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
@@ -56,22 +57,27 @@ export async function copyRecords(
     }
     if (chunk !== "") yield chunk;
   }
-  await pipeline(Readable.from(chunks()), client.query(copyStatement(table, "")));
+  await pipeline(Readable.from(chunks()), client.query(copyStatement(table, STAGING_COLUMNS, "")));
   return count;
 }
 
 /**
- * Copies a headerless CSV file of stored records (`STAGING_COLUMNS`, as `RecordsFile.exportStored`
- * writes it) into `table`, streamed from disk with the socket's backpressure; returns the count.
+ * Copies a headerless CSV file (as DuckDB writes it) into `columns` of `table`, streamed from disk
+ * with the socket's backpressure; returns the count. `table` and `columns` are ours, never input.
  */
-export async function copyRecordsFile(client: PoolClient, table: string, path: string): Promise<number> {
-  const copy = copyStatement(table, " (FORMAT csv)");
+export async function copyCsvFile(
+  client: PoolClient,
+  table: string,
+  columns: readonly string[],
+  path: string,
+): Promise<number> {
+  const copy = copyStatement(table, columns, " (FORMAT csv)");
   await pipeline(createReadStream(path), client.query(copy));
   return copy.rowCount;
 }
 
-function copyStatement(table: string, options: string) {
-  const copy = copyFrom(`COPY ${table} (${STAGING_COLUMNS.join(", ")}) FROM STDIN${options}`);
+function copyStatement(table: string, columns: readonly string[], options: string) {
+  const copy = copyFrom(`COPY ${table} (${columns.join(", ")}) FROM STDIN${options}`);
   // node-postgres reads a per-query client timeout from the query object: a COPY may be long.
   return Object.assign(copy, UNBOUNDED_QUERY);
 }
