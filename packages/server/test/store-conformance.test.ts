@@ -11,13 +11,14 @@
  * (amounts e4, rates e6; see money.test.ts for the formulas).
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { RECORD_FIELDS } from "@mdq/contract";
 import { createTestDatabase } from "@mdq/test-support";
 import { recordObjects } from "../src/graphql/records-json.js";
+import { readRecordsFile } from "../src/load/records-file.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
@@ -28,6 +29,7 @@ import {
   type Grants,
   type KeyRingStore,
   keepsKeyRing,
+  type LoadOrigin,
   MissingFxRateError,
   RecordIdConflictError,
   type Store,
@@ -439,6 +441,82 @@ for (const engine of ENGINES) {
       // Swapping days between the replaced days is fine.
       await store.replaceRecords("cf-conflict", [record("a1", "2021-03-02"), record("b1", "2021-03-01")]);
       assert.deepEqual(await recordIds(store, recordsQuery("cf-conflict", { scope })), ["c1", "a1", "b1"]);
+    });
+
+    it("loads a checked file from its stored files (rows, rollup, record ids): replaced days, kept days, clashes", async () => {
+      const work = await mkdtemp(join(tmpdir(), "mdq-conformance-files-"));
+      const header =
+        "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
+      const line = (id: string, date: string, source = "google_ads", spend = "1.5") =>
+        `${id},${date},DE,${source},search,cmp-a,"Campaign, A",100,10,${spend},0,2.25,EUR`;
+      let files = 0;
+      /** `lines` read and checked by `readRecordsFile`, then loaded from the files it writes. */
+      const loadFile = async (lines: string[], origin: LoadOrigin) => {
+        const path = join(work, `load-${++files}.csv`);
+        await writeFile(path, `${header}\n${lines.join("\n")}\n`);
+        const file = await readRecordsFile(path);
+        const stored = {
+          path: join(work, `stored-${files}.${store.storedFileFormat}`),
+          rolledUpPath: join(work, `rolled-up-${files}.csv`),
+          recordIdsPath: join(work, `record-ids-${files}.csv`),
+        };
+        try {
+          await file.exportLoad("cf-files", stored, store.storedFileFormat);
+        } finally {
+          file.close();
+        }
+        return store.replaceRecordsFromStoredFile("cf-files", stored, origin);
+      };
+      const query = recordsQuery("cf-files", { fields: ["recordId", "date", "dataSource", "spend"] });
+      try {
+        const first = await loadFile(
+          [line("a1", "2021-03-01"), line("a2", "2021-03-01", "meta_ads"), line("b1", "2021-03-02")],
+          { processingDate: "2021-03-03", source: "first" },
+        );
+        assert.deepEqual(
+          { rows: first.rows, days: first.days, from: first.from, to: first.to },
+          { rows: 3, days: 2, from: "2021-03-01", to: "2021-03-02" },
+        );
+        // Every day again, ids moved between them: nothing kept, nothing to clash with.
+        await loadFile([line("b1", "2021-03-01", "google_ads", "4"), line("a1", "2021-03-02")], {
+          processingDate: "2021-03-04",
+          source: "reload",
+        });
+        assert.deepEqual((await recordsPage(store, query)).rows, [
+          { recordId: "a1", date: "2021-03-02", dataSource: "google_ads", spend: 1.5, currency: "EUR" },
+          { recordId: "b1", date: "2021-03-01", dataSource: "google_ads", spend: 4, currency: "EUR" },
+        ]);
+        // Meta's rows of 03-02 alone: Google's row of that day stays, and a1 may not move onto it.
+        await assert.rejects(
+          loadFile([line("a1", "2021-03-01", "meta_ads")], {
+            processingDate: "2021-03-05",
+            source: "clash",
+            replace: "sources",
+          }),
+          (error: unknown) => {
+            assert.ok(error instanceof RecordIdConflictError);
+            assert.deepEqual(error.clashes, [{ recordId: "a1", keptDay: "2021-03-02" }]);
+            return true;
+          },
+        );
+        assert.equal(await store.hasLoad("cf-files", "2021-03-05"), false);
+        await loadFile([line("m1", "2021-03-02", "meta_ads", "2")], {
+          processingDate: "2021-03-06",
+          source: "meta",
+          replace: "sources",
+        });
+        assert.deepEqual(await recordIds(store, query), ["a1", "m1", "b1"]);
+        const status = await store.brandDataStatus("cf-files");
+        assert.deepEqual(
+          { rows: status.rows, firstDay: status.firstDay, lastDay: status.lastDay },
+          { rows: 3, firstDay: "2021-03-01", lastDay: "2021-03-02" },
+        );
+        // Read from the rollup, which a file load brings from its own file: 1.5 + 2 + 4.
+        const total = await store.queryAggregate(aggregateQuery("cf-files", { metrics: ["SPEND"] }));
+        assert.deepEqual(total.rows, [{ TOTAL_SPEND: 7.5, currency: "EUR" }]);
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
     });
 
     it("changes nothing when the record source fails mid-way", async () => {
