@@ -65,7 +65,7 @@ export type LoadedRows =
   | {
       /** The load's rows rolled up (`rolledUpRowsOf`'s columns; a name of ours, never input). */
       rolledUp: string;
-      /** Makes a table of the load's record ids (`record_id`), when the clash check needs one; resolves with its name. */
+      /** Makes a table of the load's record ids (`record_id`) for the clash check; resolves with its name. */
       recordIds: () => Promise<string>;
       /** Writes the load's rows, in `STORED_ORDER`, into `records`; resolves with how many. */
       write: () => Promise<number>;
@@ -147,16 +147,16 @@ export async function replaceBrandRows(
     brandId,
   ]);
   const columns = STAGING_COLUMNS.join(", ");
-  let written: number;
+  let rows: number;
   if ("staging" in loaded) {
     await run(
       `INSERT INTO records (brand_id, ${columns})
         SELECT CAST($1 AS VARCHAR), ${columns} FROM ${loaded.staging}${loaded.sorted ? "" : ` ORDER BY ${STORED_ORDER}`}`,
       [brandId],
     );
-    written = loaded.rows;
+    rows = loaded.rows;
   } else {
-    written = await loaded.write();
+    rows = await loaded.write();
   }
   await stampLoad(run, dialect, { brandId, rolledUp, replace, now: new Date() });
   const [range] = await run(
@@ -165,10 +165,9 @@ export async function replaceBrandRows(
   );
   // A file and its rollup are written together (load/records-reader.ts `writeStoredLoad`):
   // should they disagree, neither is trusted.
-  if ("rolledUp" in loaded && Number(range?.["rows"] ?? 0) !== written) {
-    throw new Error(`the load wrote ${written} rows, its rollup counts ${String(range?.["rows"])}`);
+  if ("rolledUp" in loaded && Number(range?.["rows"] ?? 0) !== rows) {
+    throw new Error(`the load wrote ${rows} rows, its rollup counts ${String(range?.["rows"])}`);
   }
-  const rows = written;
   await run(`DROP TABLE ${rolledUp}`);
   const firstDay = (range?.["first_day"] as string | null | undefined) ?? null;
   const lastDay = (range?.["last_day"] as string | null | undefined) ?? null;

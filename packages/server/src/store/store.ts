@@ -283,7 +283,7 @@ export interface Store extends StoreConnection, BrandDirectory, RecordReads, Rec
 
 /**
  * A capability of an engine that reads Parquet natively (DuckDB): `replaceRecords` from a file in
- * stored columns (what `RecordsFile.exportParquet` writes), with no JavaScript object per row.
+ * stored columns (`STAGING_COLUMNS` of record-replace.ts), with no JavaScript object per row.
  */
 export interface ParquetLoads {
   replaceRecordsFromParquet(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary>;
