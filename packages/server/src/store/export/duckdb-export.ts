@@ -20,13 +20,7 @@ import { makeWorkDir } from "../../work-dirs.js";
 import { snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
-import {
-  LINE_QUOTE,
-  type LineFormat,
-  PARQUET_ROW_GROUP_ROWS,
-  planExportCsvCells,
-  planExportLines,
-} from "./export-sql.js";
+import { LINE_QUOTE, type LineFormat, PARQUET_ROW_GROUP_ROWS, planExportText } from "./export-sql.js";
 import { joinedParquet, WINDOW_READ_BYTES } from "./parquet-join.js";
 import type { ExportSnapshot, ResultColumns, WindowRead } from "./record-export.js";
 
@@ -126,9 +120,7 @@ function textBody(
   windows: readonly WindowRead[],
 ): AsyncIterable<Uint8Array> {
   const planned = windows.map((window) =>
-    format === "ndjson"
-      ? planExportLines(window.plan, DUCKDB_DIALECT, window.oversized)
-      : planExportCsvCells(window.plan, DUCKDB_DIALECT, window.oversized),
+    planExportText(format, window.plan, DUCKDB_DIALECT, window.oversized),
   );
   return filed(connection, planned, format === "ndjson" ? LINES : CSV_CELLS);
 }

@@ -260,3 +260,18 @@ export function planExportParquet(plan: PlannedExport, currency: CurrencyCode): 
   });
   return { sql: `SELECT ${columns.join(", ")} FROM (${plan.sql}) e`, params: plan.params };
 }
+
+/**
+ * The export's rows of `plan` as a text format's engine writer takes them: NDJSON as
+ * `planExportLines`'s lines, CSV as `planExportCsvCells`'s cells.
+ */
+export function planExportText(
+  format: LineFormat,
+  plan: PlannedExport,
+  dialect: SqlDialect,
+  oversized = false,
+): PlannedExport {
+  return format === "ndjson"
+    ? planExportLines(plan, dialect, oversized)
+    : planExportCsvCells(plan, dialect, oversized);
+}

@@ -23,7 +23,7 @@ import { storeError } from "../postgres/postgres-errors.js";
 import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
-import { crlfRecords, LINE_QUOTE, planExportCsvCells, planExportLines } from "./export-sql.js";
+import { crlfRecords, LINE_QUOTE, planExportText } from "./export-sql.js";
 import { parquetFromCsv } from "./parquet-from-csv.js";
 import type { ExportSnapshot, ResultColumns } from "./record-export.js";
 
@@ -101,17 +101,11 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
       run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
     },
     copyText(format, windows) {
-      if (format === "ndjson")
-        return copied(
-          windows.map((window) => planExportLines(window.plan, reader.dialect, window.oversized)),
-          LINES,
-        );
-      return crlfRecords(
-        copied(
-          windows.map((window) => planExportCsvCells(window.plan, reader.dialect, window.oversized)),
-          CSV_CELLS,
-        ),
+      const body = copied(
+        windows.map((window) => planExportText(format, window.plan, reader.dialect, window.oversized)),
+        format === "ndjson" ? LINES : CSV_CELLS,
       );
+      return format === "ndjson" ? body : crlfRecords(body);
     },
     copyParquet: ({ windows, currency }) =>
       parquetFromCsv(
