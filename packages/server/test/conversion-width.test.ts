@@ -11,6 +11,7 @@ import { describe, it } from "node:test";
 import type { CurrencyCode } from "@mdq/contract";
 import { recordObjects } from "../src/graphql/records-json.js";
 import {
+  batchValues,
   type ExportQuery,
   FIRST_WINDOW_ROWS,
   type RecordExports,
@@ -113,7 +114,7 @@ async function exported(store: RecordExports, currency: CurrencyCode): Promise<u
     if (part instanceof Uint8Array) chunks.push(part);
     else {
       assert.ok(
-        part.columns.date.every((date) => date === DAY_BEFORE),
+        batchValues(part, "date").every((date) => date === DAY_BEFORE),
         "only filler rows come typed",
       );
       typedRows += part.rowCount;

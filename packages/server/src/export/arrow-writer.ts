@@ -19,6 +19,7 @@ import {
   type Vector,
 } from "apache-arrow";
 import type { ExportBatch } from "../store/export/record-export.js";
+import { type RecordColumn, type RecordValue, textValue, type Utf8Column } from "../store/store.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 const DAY_MS = 86_400_000;
@@ -28,19 +29,46 @@ const END_OF_STREAM = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 const INT64_FIELDS: ReadonlySet<RecordField> = new Set(["impressions", "clicks"]);
 const FLOAT64_FIELDS: ReadonlySet<RecordField> = new Set(["spend", "conversions", "revenue"]);
 
+/** An Arrow Utf8 vector of `rowCount` values from their offsets and UTF-8 bytes. */
+function utf8Data(rowCount: number, offsets: Int32Array, bytes: Uint8Array): Vector {
+  return makeVector(makeData({ type: new Utf8(), length: rowCount, valueOffsets: offsets, data: bytes }));
+}
+
+/**
+ * Text kept as the engine's bytes (`Utf8Column`, values parted by separators) as an Arrow Utf8
+ * vector: each value's bytes copied next to the last, nothing decoded.
+ */
+function utf8BytesVector(column: Utf8Column, rowCount: number): Vector {
+  const { utf8, starts, stride, offset } = column;
+  const offsets = new Int32Array(rowCount + 1);
+  let size = 0;
+  for (let row = 0; row < rowCount; row += 1) {
+    const at = row * stride + offset;
+    // A value ends one byte before the next starts (its separator).
+    size += starts[at + 1]! - 1 - starts[at]!;
+    offsets[row + 1] = size;
+  }
+  const bytes = new Uint8Array(size);
+  for (let row = 0; row < rowCount; row += 1) {
+    const at = row * stride + offset;
+    bytes.set(utf8.subarray(starts[at]!, starts[at + 1]! - 1), offsets[row]!);
+  }
+  return utf8Data(rowCount, offsets, bytes);
+}
+
 /**
  * Strings as an Arrow Utf8 vector: the offsets and the UTF-8 bytes written straight into one
  * buffer (`Buffer.write`), which costs a third of apache-arrow's per-value builder.
  */
-function utf8Vector(values: readonly string[]): Vector {
+function utf8Vector(values: readonly RecordValue[]): Vector {
   const offsets = new Int32Array(values.length + 1);
   let size = 0;
-  for (const value of values) size += value.length;
+  for (const value of values) size += String(value).length;
   // A UTF-16 unit takes at most 3 UTF-8 bytes; grown if the first guess (1 byte each) is short.
   let bytes = Buffer.allocUnsafe(size);
   let at = 0;
   for (let index = 0; index < values.length; index += 1) {
-    const value = values[index]!;
+    const value = String(values[index]);
     if (bytes.length - at < value.length * 3) {
       const grown = Buffer.allocUnsafe(Math.max(bytes.length * 2, at + value.length * 3));
       bytes.copy(grown, 0, 0, at);
@@ -49,41 +77,58 @@ function utf8Vector(values: readonly string[]): Vector {
     at += bytes.write(value, at);
     offsets[index + 1] = at;
   }
-  return makeVector(
-    makeData({ type: new Utf8(), length: values.length, valueOffsets: offsets, data: bytes.subarray(0, at) }),
-  );
+  return utf8Data(values.length, offsets, bytes.subarray(0, at));
+}
+
+/** The day of `YYYY-MM-DD` since 1970-01-01. */
+function epochDay(text: string): number {
+  return Date.UTC(Number(text.slice(0, 4)), Number(text.slice(5, 7)) - 1, Number(text.slice(8, 10))) / DAY_MS;
+}
+
+/** The days of a date column since 1970-01-01, each text read once per run of equal values. */
+function dayVector(column: RecordColumn, rowCount: number): Vector {
+  const days = new Int32Array(rowCount);
+  let last = "";
+  let day = 0;
+  for (let row = 0; row < rowCount; row += 1) {
+    const text = "utf8" in column ? textValue(column, row) : (column.values[row] as string);
+    if (text !== last) {
+      last = text;
+      day = epochDay(text);
+    }
+    days[row] = day;
+  }
+  return makeVector({ type: new DateDay(), data: days });
+}
+
+/** A numeric column's values as GraphQL's numbers (`values[row] / 10 ** places`). */
+function numbers(column: RecordColumn, rowCount: number): Float64Array {
+  const values = "utf8" in column ? [] : column.values;
+  const scale = "utf8" in column ? 1 : 10 ** column.places;
+  const numbers = new Float64Array(rowCount);
+  for (let row = 0; row < rowCount; row += 1) {
+    const value = Number(values[row]);
+    numbers[row] = scale === 1 ? value : value / scale;
+  }
+  return numbers;
 }
 
 /** A batch's columns as Arrow vectors. */
 function tableOf(batch: ExportBatch): Table {
   const vectors: Record<string, Vector> = {};
+  const { rowCount } = batch;
   for (const field of RECORD_FIELDS) {
-    const values = batch.columns[field] as readonly (string | number)[];
-    if (field === "date") {
-      const days = new Int32Array(batch.rowCount);
-      let last = "";
-      let day = 0;
-      for (let row = 0; row < batch.rowCount; row += 1) {
-        const text = values[row] as string;
-        if (text !== last) {
-          last = text;
-          day =
-            Date.UTC(Number(text.slice(0, 4)), Number(text.slice(5, 7)) - 1, Number(text.slice(8, 10))) /
-            DAY_MS;
-        }
-        days[row] = day;
-      }
-      vectors[field] = makeVector({ type: new DateDay(), data: days });
-    } else if (INT64_FIELDS.has(field)) {
+    const column = batch.columns[batch.fields.indexOf(field)]!;
+    if (field === "date") vectors[field] = dayVector(column, rowCount);
+    else if (INT64_FIELDS.has(field)) {
+      const values = "utf8" in column ? [] : column.values;
       vectors[field] = makeVector({
         type: new Int64(),
-        data: BigInt64Array.from(values, (value) => BigInt(value)),
+        data: BigInt64Array.from({ length: rowCount }, (_, row) => BigInt(values[row] as string | number)),
       });
-    } else if (FLOAT64_FIELDS.has(field)) {
-      vectors[field] = makeVector({ type: new Float64(), data: Float64Array.from(values as number[]) });
-    } else {
-      vectors[field] = utf8Vector(values as readonly string[]);
-    }
+    } else if (FLOAT64_FIELDS.has(field))
+      vectors[field] = makeVector({ type: new Float64(), data: numbers(column, rowCount) });
+    else vectors[field] = "utf8" in column ? utf8BytesVector(column, rowCount) : utf8Vector(column.values);
   }
   return new Table(vectors);
 }
@@ -109,8 +154,14 @@ export function arrowWriter(): RecordsWriter {
       if (schemaSent) return END_OF_STREAM;
       // No rows: the schema (from an empty batch), then the end.
       schemaSent = true;
-      const empty = { rowCount: 0, columns: Object.fromEntries(RECORD_FIELDS.map((field) => [field, []])) };
-      return RecordBatchStreamWriter.writeAll(tableOf(empty as unknown as ExportBatch)).toUint8Array(true);
+      const empty: ExportBatch = {
+        fields: RECORD_FIELDS,
+        rowCount: 0,
+        columns: RECORD_FIELDS.map(() => ({ values: [], places: 0 })),
+        totalCount: 0,
+        dataVersion: "0",
+      };
+      return RecordBatchStreamWriter.writeAll(tableOf(empty)).toUint8Array(true);
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 import { neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
 import { stringify } from "csv-stringify/sync";
-import type { ExportBatch } from "../store/export/record-export.js";
+import { batchValues, type ExportBatch } from "../store/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 /**
@@ -22,7 +22,7 @@ export function csvWriter(): RecordsWriter {
     write(batch: ExportBatch): string {
       // Text cells are neutralised; numbers are written as numbers.
       const columns = RECORD_FIELDS.map((field) =>
-        (batch.columns[field] as readonly (string | number)[]).map((value) =>
+        (batchValues(batch, field) as readonly (string | number)[]).map((value) =>
           typeof value === "string" ? neutraliseCsvCell(value) : value,
         ),
       );

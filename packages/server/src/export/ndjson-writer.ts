@@ -3,7 +3,9 @@
  * in the schema's order with GraphQL's values: strings escaped as `JSON.stringify` escapes them,
  * numbers as it prints them, so a line equals `JSON.stringify` of the GraphQL record.
  */
-import type { ExportBatch } from "../store/export/record-export.js";
+import { RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { batchValues, type ExportBatch } from "../store/export/record-export.js";
+import type { RecordValue } from "../store/store.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 /** One `MarketingRecord` per line. */
@@ -11,7 +13,9 @@ export function ndjsonWriter(): RecordsWriter {
   return {
     start: () => "",
     write(batch: ExportBatch): string {
-      const c = batch.columns;
+      const c = Object.fromEntries(
+        RECORD_FIELDS.map((field) => [field, batchValues(batch, field)]),
+      ) as Record<RecordField, readonly RecordValue[]>;
       let text = "";
       for (let row = 0; row < batch.rowCount; row += 1) {
         text += `{"recordId":${JSON.stringify(c.recordId[row])},"date":"${c.date[row]}","market":${JSON.stringify(

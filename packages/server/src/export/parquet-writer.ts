@@ -10,7 +10,7 @@
 import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
 import { PARQUET_ROW_GROUP_ROWS } from "../store/export/export-sql.js";
-import type { ExportBatch } from "../store/export/record-export.js";
+import { batchValues, type ExportBatch } from "../store/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 const DAY_MS = 86_400_000;
@@ -90,10 +90,9 @@ export function parquetWriter(currency: CurrencyCode): RecordsWriter {
   return {
     start: () => bytes.take(),
     write(batch: ExportBatch): Uint8Array {
-      const c = batch.columns;
       for (const [index, field] of RECORD_FIELDS.entries()) {
         const target = pending[index]!;
-        const values = c[field] as readonly (string | number)[];
+        const values = batchValues(batch, field) as readonly (string | number)[];
         if (field === "date") for (const value of values) target.push(epochDay(value as string));
         else if (field === "impressions" || field === "clicks")
           for (const value of values) target.push(BigInt(value));

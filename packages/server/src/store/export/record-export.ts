@@ -4,16 +4,24 @@
  * number of rows that follow and the missing-rate verdict: the walk's own facts
  * (page-reads.ts `walkFacts`, the same statement and rule as `marketingRecords`).
  *
- * The rows are the planner's export read (`planRecordsExport`, money converted in SQL as GraphQL
- * converts it), cut into windows of whole days (`exportWindows`: a small first one, so the first
- * byte comes early, then larger ones, so no statement sorts more than a window's rows), read one
- * after another in the snapshot. The engine writes the bytes of NDJSON and CSV (and, on DuckDB,
- * Parquet) itself (export-sql.ts); the other formats are written from typed batches
- * (export/records-writer.ts).
+ * The engine writes the bytes of NDJSON and CSV (and, on DuckDB, Parquet) itself (export-sql.ts)
+ * from the planner's export read (`planRecordsExport`, money converted in SQL as GraphQL converts
+ * it), cut into windows of whole days (`exportWindows`: a small first one, so the first byte comes
+ * early, then larger ones, so no statement sorts more than a window's rows), read one after
+ * another in the snapshot. The other formats (Arrow) are written from batches
+ * (export/records-writer.ts) that `marketingRecords`' own read path reads (page-reads.ts
+ * `readRecordsPages`): keyset pages of the day sort, text kept as the engine's bytes.
  */
-import { type ExportFormat, type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { randomUUID } from "node:crypto";
+import { type ExportFormat, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import type { CurrencyCode } from "../../currencies.js";
-import { missingRateError, readFxHistory, type SnapshotReader, walkFacts } from "../page-reads.js";
+import {
+  missingRateError,
+  readFxHistory,
+  readRecordsPages,
+  type SnapshotReader,
+  walkFacts,
+} from "../page-reads.js";
 import {
   type PlannedExport,
   type PlannedSql,
@@ -23,7 +31,8 @@ import {
   type SortBoundary,
 } from "../query-planner.js";
 import type { RecordsQuery, RowScope } from "../query-request.js";
-import type { DayCount } from "../walk-memory.js";
+import { type RecordsPage, type RecordValue, recordValue } from "../store.js";
+import { type DayCount, rememberBoundary, WalkMemory } from "../walk-memory.js";
 import { type LineFormat, NUMBER_FIELDS, planExportParquet } from "./export-sql.js";
 
 /** A validated export request: the rows of `scope` in `currency`, after `after` when resuming. */
@@ -34,10 +43,17 @@ export interface ExportQuery {
   after: { date: string; recordId: string } | null;
 }
 
-/** One batch of rows, column by column, each column named by its `MarketingRecord` field. */
-export interface ExportBatch {
-  rowCount: number;
-  columns: { readonly [Field in RecordField]: readonly MarketingRecord[Field][] };
+/**
+ * One batch of rows, column by column in `RECORD_FIELDS` order: a records page as the GraphQL
+ * layer gets it (store.ts `RecordsPage`), so a value is `recordValue`'s (`batchValues`).
+ */
+export type ExportBatch = RecordsPage;
+
+/** The values of `field` in `batch`, as GraphQL serialises them (store.ts `recordValue`). */
+export function batchValues(batch: ExportBatch, field: RecordField): readonly RecordValue[] {
+  const column = batch.columns[batch.fields.indexOf(field)]!;
+  if (!("utf8" in column) && column.places === 0) return column.values;
+  return Array.from({ length: batch.rowCount }, (_, row) => recordValue(column, row));
 }
 
 /** An open export: its facts, then its rows once; `close` ends the snapshot (idempotent). */
@@ -55,7 +71,10 @@ export interface RecordExport {
    * ending early closes the export.
    */
   engineBody(format: ExportFormat): AsyncIterable<Uint8Array | ExportBatch> | null;
-  /** The rows in (date, record id) order; iterate once. Ending the iteration early closes the export. */
+  /**
+   * The rows in (date, record id) order, as `marketingRecords` reads them; iterate once. Ending the
+   * iteration early closes the export.
+   */
   batches(): AsyncIterable<ExportBatch>;
   close(): Promise<void>;
 }
@@ -118,6 +137,13 @@ export interface ParquetRows {
 export const FIRST_WINDOW_ROWS = 1024;
 /** Rows of a later window: enough that a statement's start costs little against its rows. */
 const WINDOW_ROWS = 65_536;
+
+/** Rows of a batch of `RecordExport.batches` (an Arrow record batch): a page of its walk. */
+const BATCH_ROWS = 8192;
+/** Batches each statement of `batches` reads after its first (one page, so the first bytes come early). */
+const BATCHES_PER_READ = WINDOW_ROWS / BATCH_ROWS;
+/** `batches`' order: `marketingRecords`' day sort, ascending (date, then record id). */
+const DAY_ORDER: RecordsQuery["sort"] = [{ field: "DATE_DAY", direction: "ASC" }];
 
 /**
  * A range of days read by one statement, and its rows: whole days, but for a first day larger
@@ -233,7 +259,9 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
         oversized: window.rows > WINDOW_ROWS,
       };
     });
-    return new SnapshotExport(snapshot, reads, query.currency, rowCount, dataVersion);
+    // `batches` walks from the resumed row: the scope from its day, the walk's page 0 ending on it.
+    const walked = boundary === null ? query.scope : { ...query.scope, from: boundary.keys[0]! };
+    return new SnapshotExport(snapshot, reads, { ...query, scope: walked }, boundary, rowCount, dataVersion);
   } catch (error) {
     await snapshot.end();
     throw error;
@@ -248,7 +276,10 @@ class SnapshotExport implements RecordExport {
     private readonly snapshot: ExportSnapshot,
     /** The rows' statements, window after window, each with whether it is oversized. */
     private readonly windows: readonly WindowRead[],
-    private readonly currency: CurrencyCode,
+    /** The rows `batches` walks: from the resumed row's day when resuming. */
+    private readonly walked: ExportQuery,
+    /** The resumed row, when it falls in the range: the walk goes on after it. */
+    private readonly resumed: SortBoundary | null,
     readonly rowCount: number,
     readonly dataVersion: string,
   ) {}
@@ -257,7 +288,7 @@ class SnapshotExport implements RecordExport {
     if (format === "ndjson" || format === "csv") return this.once(this.textBody(format));
     // A Parquet file of no rows (its schema alone) is written from `batches`.
     if (format === "parquet" && this.windows.length > 0) {
-      const { currency } = this;
+      const { currency } = this.walked;
       return this.once(
         this.snapshot.copyParquet({
           windows: this.windows.map((window) => planExportParquet(window.plan, currency)),
@@ -269,7 +300,7 @@ class SnapshotExport implements RecordExport {
   }
 
   batches(): AsyncIterable<ExportBatch> {
-    return this.once(this.batchesOf(this.snapshot.stream(this.windows.map((window) => window.plan))));
+    return this.once(this.walkedBatches());
   }
 
   close(): Promise<void> {
@@ -296,16 +327,67 @@ class SnapshotExport implements RecordExport {
     }
   }
 
-  /** Each chunk's columns as record fields (the export read's columns are the fields, in order). */
+  /**
+   * The rows as `marketingRecords` reads them (page-reads.ts `readRecordsPages`): a walk of the
+   * day sort in pages of `BATCH_ROWS`, each from the previous one's last row, `BATCHES_PER_READ` a
+   * statement after the first; text kept as the engine's bytes, money converted by record-money.ts.
+   * The walk is this export's alone (a generation of its own: nothing is shared with other
+   * readers), and its snapshot reads one data version throughout.
+   */
+  private async *walkedBatches(): AsyncIterable<ExportBatch> {
+    const { reader } = this.snapshot;
+    const generation = `export ${randomUUID()}`;
+    const walker: SnapshotReader = {
+      dialect: reader.dialect,
+      run: (statement) => reader.run(statement),
+      generation: async () => generation,
+    };
+    const walks = new WalkMemory();
+    const query: RecordsQuery = {
+      scope: this.walked.scope,
+      currency: this.walked.currency,
+      fields: RECORD_FIELDS,
+      sort: DAY_ORDER,
+      page: { page: 1, pageSize: BATCH_ROWS },
+    };
+    const walk = walks.walkOf(generation, query);
+    if (this.resumed !== null) rememberBoundary(walk, 0, this.resumed);
+    let left = this.rowCount;
+    for (let page = 1; left > 0; ) {
+      const pages = page === 1 ? 1 : BATCHES_PER_READ;
+      const read = await readRecordsPages(
+        walker,
+        { ...query, page: { page, pageSize: BATCH_ROWS } },
+        walks,
+        pages,
+      );
+      for (const batch of read) {
+        // The snapshot counted these rows: fewer would cut the body short of its MDQ-Row-Count.
+        if (batch.rowCount === 0) throw new Error(`an export's walk ended ${left} rows before its count`);
+        left -= batch.rowCount;
+        yield batch;
+      }
+      page += read.length;
+      // Only the last page's boundary is walked from again.
+      for (const done of walk.boundaries.keys()) if (done < page - 1) walk.boundaries.delete(done);
+    }
+  }
+
+  /** Each chunk's columns as a batch (the export read's columns are the fields, in order). */
   private async *batchesOf(chunks: AsyncIterable<ResultColumns>): AsyncIterable<ExportBatch> {
     for await (const chunk of chunks) {
       if (chunk.rowCount === 0) continue;
-      const columns = {} as Record<RecordField, unknown[]>;
-      for (const [index, field] of RECORD_FIELDS.entries()) {
+      const columns = RECORD_FIELDS.map((field, index) => {
         const values = chunk.columns[index]!;
-        columns[field] = NUMBER_FIELDS.has(field) ? values.map(Number) : values.map(String);
-      }
-      yield { rowCount: chunk.rowCount, columns: columns as unknown as ExportBatch["columns"] };
+        return { values: NUMBER_FIELDS.has(field) ? values.map(Number) : values.map(String), places: 0 };
+      });
+      yield {
+        fields: RECORD_FIELDS,
+        rowCount: chunk.rowCount,
+        columns,
+        totalCount: this.rowCount,
+        dataVersion: this.dataVersion,
+      };
     }
   }
 }
