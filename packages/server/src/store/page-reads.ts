@@ -97,16 +97,19 @@ interface AggregateRows {
  * 3. the columns (`recordColumns`), stored money converted by record-money.ts (the one conversion
  *    of output money), with the FX history read once per generation;
  * 4. the data version, once per query and generation.
+ * `knownRates`: the FX rates of the query's range when the caller has read them already (an
+ * export's snapshot); else they are read once per generation and calendar year (`walkRates`).
  */
 export async function readRecordsPages(
   reader: SnapshotReader,
   query: RecordsQuery,
   walks: WalkMemory,
   pages = 1,
+  knownRates: (() => Promise<DayRates>) | null = null,
 ): Promise<RecordsPage[]> {
   const generation = await reader.generation();
   const walk = generation === null ? null : walks.walkOf(generation, query);
-  const rates = walkRates(reader, walks, generation, query.scope);
+  const rates = knownRates ?? walkRates(reader, walks, generation, query.scope);
   const facts = await walkFacts(reader, query, walk, rates);
   if (facts.count.missingRate !== null) throw missingRateError(facts.count.missingRate);
   const dataVersion = walk?.dataVersion ?? (await readDataVersion(reader, query));

@@ -31,6 +31,7 @@ import {
   type SortBoundary,
 } from "../query-planner.js";
 import type { RecordsQuery, RowScope } from "../query-request.js";
+import type { DayRates } from "../record-money.js";
 import { type RecordsPage, type RecordValue, recordValue } from "../store.js";
 import { type DayCount, rememberBoundary, WalkMemory } from "../walk-memory.js";
 import { type LineFormat, NUMBER_FIELDS, planExportParquet } from "./export-sql.js";
@@ -139,7 +140,7 @@ export const FIRST_WINDOW_ROWS = 1024;
 const WINDOW_ROWS = 65_536;
 
 /** Rows of a batch of `RecordExport.batches` (an Arrow record batch): a page of its walk. */
-const BATCH_ROWS = 8192;
+const BATCH_ROWS = 4096;
 /** Batches each statement of `batches` reads after its first (one page, so the first bytes come early). */
 const BATCHES_PER_READ = WINDOW_ROWS / BATCH_ROWS;
 /** `batches`' order: `marketingRecords`' day sort, ascending (date, then record id). */
@@ -227,7 +228,12 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
     };
     // The whole range's verdict: a resumed export refuses as the first did.
     // Only the rates the range can use: the whole history costs an export ~0.3 s at 25 years.
-    const facts = await walkFacts(reader, walkQuery, null, () => readFxHistory(reader, query.scope));
+    let history: Promise<DayRates> | undefined;
+    const rates = () => {
+      history ??= readFxHistory(reader, query.scope);
+      return history;
+    };
+    const facts = await walkFacts(reader, walkQuery, null, rates);
     if (facts.count.missingRate !== null) throw missingRateError(facts.count.missingRate);
     const after = query.after;
     let days = facts.days;
@@ -260,12 +266,30 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
       };
     });
     // `batches` walks from the resumed row: the scope from its day, the walk's page 0 ending on it.
-    const walked = boundary === null ? query.scope : { ...query.scope, from: boundary.keys[0]! };
-    return new SnapshotExport(snapshot, reads, { ...query, scope: walked }, boundary, rowCount, dataVersion);
+    const from = boundary === null ? query.scope.from : boundary.keys[0]!;
+    const walk: ExportWalk = {
+      query: { ...query, scope: { ...query.scope, from } },
+      resumed: boundary,
+      days: facts.days.filter((day) => day.day >= from),
+      rates,
+    };
+    return new SnapshotExport(snapshot, reads, walk, rowCount, dataVersion);
   } catch (error) {
     await snapshot.end();
     throw error;
   }
+}
+
+/** What `RecordExport.batches` walks, as the export's facts found it. */
+interface ExportWalk {
+  /** The rows: from the resumed row's day when resuming. */
+  query: ExportQuery;
+  /** The resumed row, when it falls in the range: the walk goes on after it. */
+  resumed: SortBoundary | null;
+  /** The walked range's rows per day (the export's facts, from the walk's first day). */
+  days: DayCount[];
+  /** The FX rates of the export's range, read once for its missing-rate verdict. */
+  rates: () => Promise<DayRates>;
 }
 
 /** An export over an engine's snapshot. */
@@ -276,10 +300,7 @@ class SnapshotExport implements RecordExport {
     private readonly snapshot: ExportSnapshot,
     /** The rows' statements, window after window, each with whether it is oversized. */
     private readonly windows: readonly WindowRead[],
-    /** The rows `batches` walks: from the resumed row's day when resuming. */
-    private readonly walked: ExportQuery,
-    /** The resumed row, when it falls in the range: the walk goes on after it. */
-    private readonly resumed: SortBoundary | null,
+    private readonly walked: ExportWalk,
     readonly rowCount: number,
     readonly dataVersion: string,
   ) {}
@@ -288,7 +309,7 @@ class SnapshotExport implements RecordExport {
     if (format === "ndjson" || format === "csv") return this.once(this.textBody(format));
     // A Parquet file of no rows (its schema alone) is written from `batches`.
     if (format === "parquet" && this.windows.length > 0) {
-      const { currency } = this.walked;
+      const { currency } = this.walked.query;
       return this.once(
         this.snapshot.copyParquet({
           windows: this.windows.map((window) => planExportParquet(window.plan, currency)),
@@ -332,7 +353,8 @@ class SnapshotExport implements RecordExport {
    * day sort in pages of `BATCH_ROWS`, each from the previous one's last row, `BATCHES_PER_READ` a
    * statement after the first; text kept as the engine's bytes, money converted by record-money.ts.
    * The walk is this export's alone (a generation of its own: nothing is shared with other
-   * readers), and its snapshot reads one data version throughout.
+   * readers), and its snapshot reads one data version throughout. It starts from the export's
+   * facts, data version and rates, so its first batch costs one statement.
    */
   private async *walkedBatches(): AsyncIterable<ExportBatch> {
     const { reader } = this.snapshot;
@@ -343,15 +365,19 @@ class SnapshotExport implements RecordExport {
       generation: async () => generation,
     };
     const walks = new WalkMemory();
+    const { query: exported, resumed, days, rates } = this.walked;
     const query: RecordsQuery = {
-      scope: this.walked.scope,
-      currency: this.walked.currency,
+      scope: exported.scope,
+      currency: exported.currency,
       fields: RECORD_FIELDS,
       sort: DAY_ORDER,
       page: { page: 1, pageSize: BATCH_ROWS },
     };
     const walk = walks.walkOf(generation, query);
-    if (this.resumed !== null) rememberBoundary(walk, 0, this.resumed);
+    walk.days = days;
+    walk.count = { total: days.reduce((sum, day) => sum + day.rows, 0), missingRate: null };
+    walk.dataVersion = this.dataVersion;
+    if (resumed !== null) rememberBoundary(walk, 0, resumed);
     let left = this.rowCount;
     for (let page = 1; left > 0; ) {
       const pages = page === 1 ? 1 : BATCHES_PER_READ;
@@ -360,6 +386,7 @@ class SnapshotExport implements RecordExport {
         { ...query, page: { page, pageSize: BATCH_ROWS } },
         walks,
         pages,
+        rates,
       );
       for (const batch of read) {
         // The snapshot counted these rows: fewer would cut the body short of its MDQ-Row-Count.
