@@ -877,7 +877,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.deepEqual(left, []);
     });
 
-    it("leaves no timer behind (node-postgres' read timeout of streams and cursors)", async () => {
+    it("leaves no timer behind (node-postgres' read timeout of COPY streams)", async () => {
       const timers = () => process.getActiveResourcesInfo().filter((name) => name === "Timeout").length;
       await exportOf({ format: "arrow" });
       const before = timers();

@@ -4,25 +4,23 @@
  *
  * The engine writes the body's bytes itself, so no value becomes a JavaScript value: the text
  * formats window by window, each window by `COPY (...) TO '<file>'` into a file of its own that
- * Node then reads (`filed`); only the text lines of the first window are read as a result, so
- * that the first bytes come early (`textBody`). Parquet the same way, window by window into
- * files, joined into one file as they come (parquet-join.ts). Reading is the backpressure: when
- * the client reads slowly, no next window is written. Formats DuckDB does not write are streamed
- * chunk by chunk (`connection.stream` +
- * `fetchChunk`: DuckDB produces the next chunk only when it is asked for, one chunk ahead of the
- * writer).
+ * Node then reads (`filed`); the first window is not among them, but read by `marketingRecords`'
+ * read path (record-export.ts), so that the first bytes come early. Parquet the same way, window
+ * by window into files, joined into one file as they come (parquet-join.ts). Reading is the
+ * backpressure: when the client reads slowly, no next window is written. Formats DuckDB does not
+ * write (Arrow) are read through the snapshot's `reader` too, page by page.
  */
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
 import { makeWorkDir } from "../../work-dirs.js";
 import { snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import { LINE_QUOTE, type LineFormat, PARQUET_ROW_GROUP_ROWS, planExportText } from "./export-sql.js";
 import { joinedParquet, WINDOW_READ_BYTES } from "./parquet-join.js";
-import type { ExportSnapshot, ResultColumns, WindowRead } from "./record-export.js";
+import type { ExportSnapshot, WindowRead } from "./record-export.js";
 
 const QUOTE = String.fromCharCode(LINE_QUOTE);
 
@@ -40,33 +38,6 @@ const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DE
  * every empty cell.
  */
 const CSV_CELLS = `FORMAT csv, HEADER false, NEW_LINE '\r\n', NULLSTR '\u0003', USE_TMP_FILE false`;
-
-/**
- * The results of `statements`, one after another, chunk by chunk with the consumer's pace. One
- * chunk ahead: DuckDB produces the next chunk (on a pool thread) while this one is turned into
- * values and written, instead of each waiting on the other.
- */
-async function* streamed(
-  connection: DuckDBConnection,
-  statements: Iterable<PlannedSql>,
-): AsyncIterable<ResultColumns> {
-  for (const statement of statements) {
-    const result = await connection.stream(statement.sql, statement.params as DuckDBValue[]);
-    let next: Promise<DuckDBDataChunk | null> | null = result.fetchChunk();
-    try {
-      for (;;) {
-        const chunk: DuckDBDataChunk | null = await next;
-        next = null;
-        if (chunk === null || chunk.rowCount === 0) break;
-        next = result.fetchChunk();
-        yield { rowCount: chunk.rowCount, columns: chunk.getColumns() };
-      }
-    } finally {
-      // Stopped early: the fetch under way ends before the snapshot's connection is closed.
-      await next?.catch(() => null);
-    }
-  }
-}
 
 /**
  * `statements` written by DuckDB with `options`, each into a file of its own in a private work
@@ -112,7 +83,7 @@ async function* filed(
  * The body of a text format for `windows`, each written by COPY (`filed`): NDJSON as
  * `planExportLines`'s lines, CSV as `planExportCsvCells`'s cells, which DuckDB's CSV writer
  * quotes and joins into the same lines. An export's first window is not among them: it is read
- * as typed rows (record-export.ts), as COPY holds its output back until its end.
+ * as a records page (record-export.ts), as COPY holds its output back until its end.
  */
 function textBody(
   connection: DuckDBConnection,
@@ -138,7 +109,6 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
   return {
     // An export reuses nothing across snapshots, so it never needs the generation.
     reader: snapshotReader(connection, async () => null),
-    stream: (statements) => streamed(connection, statements),
     copyText: (format, windows) => textBody(connection, format, windows),
     copyParquet: ({ windows }) =>
       joinedParquet(

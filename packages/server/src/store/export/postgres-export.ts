@@ -3,8 +3,9 @@
  * transaction. The text formats are written by the server itself, `COPY (...) TO STDOUT` read
  * through pg-copy-streams (its stream pauses the connection's socket when the client reads
  * slowly); so is Parquet's CSV, which a scratch DuckDB writes as Parquet (parquet-from-csv.ts);
- * Arrow is read through a cursor (pg-cursor) one batch at a time, as fast as the client takes
- * them. The statement timeout does not apply inside it (`SET LOCAL`): an export is
+ * Arrow, and a text export's first window, are read through the snapshot's `reader` by
+ * `marketingRecords`' read path (record-export.ts), a statement of up to 65,536 rows at a time, as
+ * fast as the client takes them. The statement timeout does not apply inside it (`SET LOCAL`): an export is
  * long by design and bounded instead by the instance's export slots (`MDQ_EXPORT_CONCURRENCY`).
  * Nor do nested loops: the planner takes the target currency's rates (`day_rates t`, a CTE
  * filtered by currency) for one row and would scan them again for every record of a window, as
@@ -14,24 +15,16 @@
  * However the export ends, the connection goes back to the pool, or is discarded when it cannot
  * even roll back, so aborted exports never leak pool slots.
  */
-import { setTimeout as delay } from "node:timers/promises";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { to as copyTo } from "pg-copy-streams";
-import Cursor from "pg-cursor";
 import { storeError } from "../postgres/postgres-errors.js";
 import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { crlfRecords, LINE_QUOTE, planExportText } from "./export-sql.js";
 import { parquetFromCsv } from "./parquet-from-csv.js";
-import type { ExportSnapshot, ResultColumns } from "./record-export.js";
-
-/** How long a cursor's close may take before its connection is given up. */
-const CURSOR_CLOSE_WAIT_MS = 1000;
-
-/** Rows per cursor read: about a DuckDB chunk's worth of memory a few times over. */
-const CURSOR_ROWS = 8192;
+import type { ExportSnapshot } from "./record-export.js";
 
 /**
  * COPY options writing one text column as NDJSON lines: a quote (`LINE_QUOTE`), a delimiter and a
@@ -70,7 +63,7 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
     throw storeError(error);
   }
   let ended = false;
-  /** Set when the connection cannot be trusted to answer again (its cursor would not close). */
+  /** Set when the connection cannot be trusted to answer again (a COPY failed or was left running). */
   let broken = false;
   const end = async () => {
     if (ended) return;
@@ -112,10 +105,6 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
         windows.map((window) => copied([window], "FORMAT csv")),
         currency,
       ),
-    stream: (statements) =>
-      cursorRows(client, statements, () => {
-        broken = true;
-      }),
     end,
   };
 
@@ -138,52 +127,6 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
         if (!copy.readableEnded) broken = true;
         endReadTimeout(copy);
       }
-    }
-  }
-}
-
-/**
- * The rows of `statements` through a cursor each, batch by batch; `onBroken` when a cursor does
- * not close (its connection died).
- */
-async function* cursorRows(
-  client: PoolClient,
-  statements: Iterable<PlannedSql>,
-  onBroken: () => void,
-): AsyncIterable<ResultColumns> {
-  for (const plan of statements) {
-    // node-postgres reads its client-side query timeout off the submitted query, when it is
-    // submitted, and would apply it to the cursor as a whole: an export is exempt.
-    const cursor = client.query(
-      Object.assign(new Cursor(plan.sql, plan.params, { rowMode: "array" }), UNBOUNDED_QUERY),
-    );
-    try {
-      for (;;) {
-        const rows = (await cursor.read(CURSOR_ROWS)) as unknown[][];
-        if (rows.length === 0) break;
-        const width = rows[0]!.length;
-        const columns = Array.from({ length: width }, () => new Array<unknown>(rows.length));
-        for (let row = 0; row < rows.length; row += 1) {
-          const values = rows[row]!;
-          for (let column = 0; column < width; column += 1) columns[column]![row] = values[column];
-        }
-        yield { rowCount: rows.length, columns };
-      }
-    } finally {
-      // A cursor whose connection died never hears `readyForQuery`, so its close never settles:
-      // wait a moment, then treat the connection as broken (discarded, not returned).
-      const waited = new AbortController();
-      const closed = await Promise.race([
-        cursor.close().then(
-          () => true,
-          () => false,
-        ),
-        delay(CURSOR_CLOSE_WAIT_MS, false, { signal: waited.signal }).catch(() => false),
-      ]);
-      // The wait's timer goes with it: a second left per window would hold the process open.
-      waited.abort();
-      if (!closed) onBroken();
-      endReadTimeout(cursor);
     }
   }
 }

@@ -34,7 +34,7 @@ import type { RecordsQuery, RowScope } from "../query-request.js";
 import type { DayRates } from "../record-money.js";
 import { type RecordsPage, type RecordValue, recordValue } from "../store.js";
 import { type DayCount, rememberBoundary, WalkMemory } from "../walk-memory.js";
-import { type LineFormat, NUMBER_FIELDS, planExportParquet } from "./export-sql.js";
+import { type LineFormat, planExportParquet } from "./export-sql.js";
 
 /** A validated export request: the rows of `scope` in `currency`, after `after` when resuming. */
 export interface ExportQuery {
@@ -66,10 +66,10 @@ export interface RecordExport {
   /**
    * The body's rows in `format` as the engine writes them (NDJSON and CSV lines, CRLF for CSV,
    * no header; a whole Parquet file), or null when the format is written from `batches`. A text
-   * format's first window comes as a batch, for the format's own writer to write
-   * (export/records-writer.ts): its statement over typed columns plans in about half the time
-   * of one building lines, and its bytes are the first the client waits for. Iterate once;
-   * ending early closes the export.
+   * format's first window comes as a batch of `batches`' walk, for the format's own writer to
+   * write (export/records-writer.ts): a packed page plans and reads in a fraction of a statement
+   * building lines, and its bytes are the first the client waits for. Iterate once; ending early
+   * closes the export.
    */
   engineBody(format: ExportFormat): AsyncIterable<Uint8Array | ExportBatch> | null;
   /**
@@ -94,17 +94,9 @@ export function exportsRecords(store: object): store is RecordExports {
   return typeof (store as Partial<RecordExports>).openRecordExport === "function";
 }
 
-/** A chunk of a streamed result, column by column, as the engine's driver gives it. */
-export interface ResultColumns {
-  rowCount: number;
-  columns: readonly (readonly unknown[])[];
-}
-
 /** One engine's snapshot for an export: planned reads, then the rows' statements, one after another. */
 export interface ExportSnapshot {
   reader: SnapshotReader;
-  /** Streams planned statements' results in chunks, with the consumer's pace (backpressure). */
-  stream(statements: Iterable<PlannedSql>): AsyncIterable<ResultColumns>;
   /**
    * The body of a text format for the windows' rows, window after window, with the consumer's
    * pace: NDJSON as the bytes of `planExportLines`'s lines, each followed by `\n`; CSV as
@@ -120,6 +112,8 @@ export interface ExportSnapshot {
 /** One window of an export's rows: its read, in every format's turn (text, Parquet, batches). */
 export interface WindowRead {
   plan: PlannedExport;
+  /** Its rows. */
+  rows: number;
   /** Whether it holds more than `WINDOW_ROWS` rows (one day that large: export-sql.ts `linesOrder`). */
   oversized: boolean;
 }
@@ -262,6 +256,7 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
           skip: window.skip,
           take: window.take,
         }),
+        rows: window.rows,
         oversized: window.rows > WINDOW_ROWS,
       };
     });
@@ -321,18 +316,18 @@ class SnapshotExport implements RecordExport {
   }
 
   batches(): AsyncIterable<ExportBatch> {
-    return this.once(this.walkedBatches());
+    return this.once(this.walkedBatches(BATCH_ROWS, this.rowCount));
   }
 
   close(): Promise<void> {
     return this.snapshot.end();
   }
 
-  /** A text body: the first window as batches, the others as the engine writes them. */
+  /** A text body: the first window as one batch of the walk, the others as the engine writes them. */
   private async *textBody(format: LineFormat): AsyncIterable<Uint8Array | ExportBatch> {
     const [first, ...rest] = this.windows;
     if (first === undefined) return;
-    yield* this.batchesOf(this.snapshot.stream([first.plan]));
+    yield* this.walkedBatches(first.rows, first.rows);
     if (rest.length > 0) yield* this.snapshot.copyText(format, rest);
   }
 
@@ -349,14 +344,15 @@ class SnapshotExport implements RecordExport {
   }
 
   /**
-   * The rows as `marketingRecords` reads them (page-reads.ts `readRecordsPages`): a walk of the
-   * day sort in pages of `BATCH_ROWS`, each from the previous one's last row, `BATCHES_PER_READ` a
-   * statement after the first; text kept as the engine's bytes, money converted by record-money.ts.
+   * The first `rows` rows as `marketingRecords` reads them (page-reads.ts `readRecordsPages`): a
+   * walk of the day sort in pages of `pageSize`, each from the previous one's last row, the first
+   * read alone, then `BATCHES_PER_READ` a statement; text kept as the engine's bytes, money
+   * converted by record-money.ts.
    * The walk is this export's alone (a generation of its own: nothing is shared with other
    * readers), and its snapshot reads one data version throughout. It starts from the export's
    * facts, data version and rates, so its first batch costs one statement.
    */
-  private async *walkedBatches(): AsyncIterable<ExportBatch> {
+  private async *walkedBatches(pageSize: number, rows: number): AsyncIterable<ExportBatch> {
     const { reader } = this.snapshot;
     const generation = `export ${randomUUID()}`;
     const walker: SnapshotReader = {
@@ -371,19 +367,19 @@ class SnapshotExport implements RecordExport {
       currency: exported.currency,
       fields: RECORD_FIELDS,
       sort: DAY_ORDER,
-      page: { page: 1, pageSize: BATCH_ROWS },
+      page: { page: 1, pageSize },
     };
     const walk = walks.walkOf(generation, query);
     walk.days = days;
     walk.count = { total: days.reduce((sum, day) => sum + day.rows, 0), missingRate: null };
     walk.dataVersion = this.dataVersion;
     if (resumed !== null) rememberBoundary(walk, 0, resumed);
-    let left = this.rowCount;
+    let left = rows;
     for (let page = 1; left > 0; ) {
-      const pages = page === 1 ? 1 : BATCHES_PER_READ;
+      const pages = page === 1 ? 1 : Math.min(BATCHES_PER_READ, Math.ceil(left / pageSize));
       const read = await readRecordsPages(
         walker,
-        { ...query, page: { page, pageSize: BATCH_ROWS } },
+        { ...query, page: { page, pageSize } },
         walks,
         pages,
         rates,
@@ -391,30 +387,14 @@ class SnapshotExport implements RecordExport {
       for (const batch of read) {
         // The snapshot counted these rows: fewer would cut the body short of its MDQ-Row-Count.
         if (batch.rowCount === 0) throw new Error(`an export's walk ended ${left} rows before its count`);
+        if (batch.rowCount > left)
+          throw new Error(`an export's walk read ${batch.rowCount - left} rows past its count`);
         left -= batch.rowCount;
         yield batch;
       }
       page += read.length;
       // Only the last page's boundary is walked from again.
       for (const done of walk.boundaries.keys()) if (done < page - 1) walk.boundaries.delete(done);
-    }
-  }
-
-  /** Each chunk's columns as a batch (the export read's columns are the fields, in order). */
-  private async *batchesOf(chunks: AsyncIterable<ResultColumns>): AsyncIterable<ExportBatch> {
-    for await (const chunk of chunks) {
-      if (chunk.rowCount === 0) continue;
-      const columns = RECORD_FIELDS.map((field, index) => {
-        const values = chunk.columns[index]!;
-        return { values: NUMBER_FIELDS.has(field) ? values.map(Number) : values.map(String), places: 0 };
-      });
-      yield {
-        fields: RECORD_FIELDS,
-        rowCount: chunk.rowCount,
-        columns,
-        totalCount: this.rowCount,
-        dataVersion: this.dataVersion,
-      };
     }
   }
 }

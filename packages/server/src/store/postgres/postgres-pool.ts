@@ -73,10 +73,10 @@ export function createPostgresPool(options: PostgresConnectionOptions): pg.Pool 
 export const UNBOUNDED_QUERY = { query_timeout: 2_147_483_647 } as const;
 
 /**
- * Clears the read-timeout timer node-postgres started when `query`, a stream or cursor, was
- * submitted with a `query_timeout` (as `UNBOUNDED_QUERY` does). pg clears that timer only when the
- * query calls its `callback`, which pg-copy-streams' COPY TO and pg-cursor never do
- * (brianc/node-pg-copy-streams#156, brianc/node-postgres#3219): each export statement left a
+ * Clears the read-timeout timer node-postgres started when `query`, a stream, was submitted
+ * with a `query_timeout` (as `UNBOUNDED_QUERY` does). pg clears that timer only when the query
+ * calls its `callback`, which pg-copy-streams' COPY TO never does (brianc/node-pg-copy-streams#156,
+ * brianc/node-postgres#3219; pg-cursor neither, which exports used for Arrow): each export statement left a
  * timer of 24.8 days holding its query and connection, and a process that had exported could not
  * exit on its own. Call it once the query is done with, however it ended.
  */

@@ -376,7 +376,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
     return String(row?.["generation"] ?? 0);
   }
 
-  /** CONTRACT §7: an export from one REPEATABLE READ snapshot, read by a cursor (store/export/). */
+  /** CONTRACT §7: an export from one REPEATABLE READ snapshot (store/export/). */
   protected exportSnapshot(): Promise<ExportSnapshot> {
     return postgresExportSnapshot(this.pool);
   }
