@@ -20,6 +20,7 @@ import {
   runCli,
   serviceQuery,
   startCli,
+  startFaultProxy,
   startService,
 } from "@mdq/test-support";
 import { parquetReadObjects } from "hyparquet";
@@ -250,27 +251,41 @@ describe("mdq-client sync", { concurrency: true }, () => {
     // Killed while walking pages, resumed through the export: an export hands a window's pages
     // over in one burst, too quick for the poll to land mid-window on a busy machine (a CI run
     // failed so), while each walked page is a request of its own. The checkpoint is the same.
-    const { killed, run: interrupted } = await syncKilledWhen(
-      [...args, "--page-walk"],
-      out,
-      (checkpoint) => checkpoint.current !== null && checkpoint.current.page >= 1,
+    // Each request of the walk is held back 300 ms by a proxy: a window is 3 pages of 1000 rows,
+    // which once went by before the poll saw one (a CI run on Node 24). The resumed sync goes
+    // through the same proxy (a checkpoint is for one service URL).
+    const proxy = await startFaultProxy(region.url);
+    proxy.script(
+      "/graphql",
+      Array.from({ length: 8 }, () => ({ delayMs: 300 })),
     );
-    assert.equal(killed, true, "the sync was still running mid-window");
-    assert.equal(interrupted.signal, "SIGKILL");
-    assert.equal(existsSync(out), false, "no output file before the sync completes");
-    assert.equal(existsSync(`${out}.partial`), true);
-    // A page written after the last checkpoint (the kill can land between the two) is cut off.
-    await appendFile(`${out}.partial`, "torn-page,2099-01-01,XX\n");
+    try {
+      const slowed = cliEnv(region, { overrides: { MDQ_BASE_URL: proxy.url } });
+      const { killed, run: interrupted } = await syncKilledWhen(
+        [...args, "--page-walk"],
+        out,
+        (checkpoint) => checkpoint.current !== null && checkpoint.current.page >= 1,
+        slowed,
+      );
+      assert.equal(killed, true, "the sync was still running mid-window");
+      assert.equal(interrupted.signal, "SIGKILL");
+      assert.equal(existsSync(out), false, "no output file before the sync completes");
+      assert.equal(existsSync(`${out}.partial`), true);
+      // A page written after the last checkpoint (the kill can land between the two) is cut off.
+      await appendFile(`${out}.partial`, "torn-page,2099-01-01,XX\n");
 
-    const resumed = await runCli(["sync", ...args, "--out", out], env);
-    assert.equal(resumed.code, 0, resumed.stderr);
-    assert.match(
-      resumed.stderr,
-      /resuming .*resumed\.csv\.partial: [\d,]+ rows in \d+ pages already written/,
-    );
-    assert.deepEqual(await readFile(out), await readFile(reference.csv));
-    assert.equal(existsSync(`${out}.checkpoint.json`), false);
-    assert.equal(existsSync(`${out}.partial`), false);
+      const resumed = await runCli(["sync", ...args, "--out", out], slowed);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.match(
+        resumed.stderr,
+        /resuming .*resumed\.csv\.partial: [\d,]+ rows in \d+ pages already written/,
+      );
+      assert.deepEqual(await readFile(out), await readFile(reference.csv));
+      assert.equal(existsSync(`${out}.checkpoint.json`), false);
+      assert.equal(existsSync(`${out}.partial`), false);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("resumes a Parquet sync killed mid-way into a file identical to an uninterrupted one", async () => {
