@@ -6,7 +6,7 @@
  * and its metadata length; a schema message has no body). Types: `date` Date32 (DateDay),
  * `impressions` and `clicks` Int64, the amounts Float64 — GraphQL's values (Parquet has DECIMAL).
  */
-import { RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { RECORD_FIELDS, type RecordField, toEpochDay } from "@mdq/contract";
 import {
   DateDay,
   Float64,
@@ -22,7 +22,6 @@ import type { ExportBatch } from "../store/export/record-export.js";
 import { type RecordColumn, type RecordValue, textValue, type Utf8Column } from "../store/store.js";
 import type { RecordsWriter } from "./records-writer.js";
 
-const DAY_MS = 86_400_000;
 /** The IPC stream's end-of-stream marker: continuation, then a zero metadata length. */
 const END_OF_STREAM = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
@@ -80,11 +79,6 @@ function utf8Vector(values: readonly RecordValue[]): Vector {
   return utf8Data(values.length, offsets, bytes.subarray(0, at));
 }
 
-/** The day of `YYYY-MM-DD` since 1970-01-01. */
-function epochDay(text: string): number {
-  return Date.UTC(Number(text.slice(0, 4)), Number(text.slice(5, 7)) - 1, Number(text.slice(8, 10))) / DAY_MS;
-}
-
 /** The days of a date column since 1970-01-01, each text read once per run of equal values. */
 function dayVector(column: RecordColumn, rowCount: number): Vector {
   const days = new Int32Array(rowCount);
@@ -94,7 +88,7 @@ function dayVector(column: RecordColumn, rowCount: number): Vector {
     const text = "utf8" in column ? textValue(column, row) : (column.values[row] as string);
     if (text !== last) {
       last = text;
-      day = epochDay(text);
+      day = toEpochDay(text);
     }
     days[row] = day;
   }

@@ -7,18 +7,11 @@
  * Typed columns: `date` a DATE, `impressions` and `clicks` INT64, `conversions` a DOUBLE, `spend`
  * and `revenue` DECIMAL(18, minor unit of the currency) — the exact amounts, not doubles.
  */
-import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField } from "@mdq/contract";
+import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField, toEpochDay } from "@mdq/contract";
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
 import { PARQUET_ROW_GROUP_ROWS } from "../store/export/export-sql.js";
 import { batchValues, type ExportBatch } from "../store/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
-
-const DAY_MS = 86_400_000;
-
-/** `YYYY-MM-DD` as days since 1970-01-01 (Parquet DATE). */
-function epochDay(date: string): number {
-  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / DAY_MS;
-}
 
 /** The schema's column of each field. */
 function schemaOf(currency: CurrencyCode) {
@@ -93,7 +86,7 @@ export function parquetWriter(currency: CurrencyCode): RecordsWriter {
       for (const [index, field] of RECORD_FIELDS.entries()) {
         const target = pending[index]!;
         const values = batchValues(batch, field) as readonly (string | number)[];
-        if (field === "date") for (const value of values) target.push(epochDay(value as string));
+        if (field === "date") for (const value of values) target.push(toEpochDay(value as string));
         else if (field === "impressions" || field === "clicks")
           for (const value of values) target.push(BigInt(value));
         else if (field === "spend" || field === "revenue")
