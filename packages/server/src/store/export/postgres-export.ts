@@ -83,9 +83,10 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
     }
   };
   try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    await client.query("SET LOCAL statement_timeout = 0");
-    await client.query("SET LOCAL enable_nestloop = off");
+    // One simple query, one round trip: the snapshot and its settings (above).
+    await client.query(
+      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = 0; SET LOCAL enable_nestloop = off",
+    );
   } catch (error) {
     await end();
     throw storeError(error);

@@ -82,12 +82,13 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   }
 
   /**
-   * Runs `work` in one transaction opened with `begin`. On failure the transaction is rolled back
+   * Runs `work` in one transaction opened with `begin` (one or more statements, without
+   * parameters), given the rows of its last statement. On failure the transaction is rolled back
    * (a connection that cannot even do that is discarded) and the error mapped.
    */
   private async transaction<Result>(
     begin: string,
-    work: (client: PoolClient) => Promise<Result>,
+    work: (client: PoolClient, begun: Row[]) => Promise<Result>,
   ): Promise<Result> {
     let client: PoolClient;
     try {
@@ -96,8 +97,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
       throw storeError(error);
     }
     try {
-      await client.query(begin);
-      const result = await work(client);
+      const begun: pg.QueryResult<Row> | pg.QueryResult<Row>[] = await client.query(begin);
+      const result = await work(client, (Array.isArray(begun) ? begun.at(-1) : begun)?.rows ?? []);
       await client.query("COMMIT");
       client.release();
       return result;
@@ -112,10 +113,14 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
     }
   }
 
-  /** Runs `read` in one REPEATABLE READ READ ONLY transaction: one snapshot. */
+  /**
+   * Runs `read` in one REPEATABLE READ READ ONLY transaction: one snapshot, whose generation is
+   * read by its first statement, sent with BEGIN: one round trip, not two (each statement sent is
+   * a `writev` of 0.22 ms of the main thread's CPU, in a profile of 60 first pages of walks).
+   */
   protected readonly snapshot: InSnapshot = (read) =>
-    this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", (client) =>
-      read(snapshotReader(client)),
+    this.transaction(BEGIN_SNAPSHOT, (client, begun) =>
+      read(snapshotReader(client, generationOf(begun[0]))),
     );
 
   async createBrand(brand: Brand): Promise<void> {
@@ -372,8 +377,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   }
 
   async dataGeneration(): Promise<string> {
-    const [row] = await this.rows("SELECT generation FROM data_generation WHERE id = 1");
-    return String(row?.["generation"] ?? 0);
+    const [row] = await this.rows(GENERATION_SQL);
+    return generationOf(row);
   }
 
   /** CONTRACT §7: an export from one REPEATABLE READ snapshot (store/export/). */
@@ -395,17 +400,28 @@ function sqlRun(client: PoolClient): SqlRun {
   return async (sql, params = []) => (await client.query(sql, params as unknown[])).rows;
 }
 
-/** PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects. */
-export function snapshotReader(client: PoolClient): SnapshotReader {
+/** The region's data generation: the counter every data write bumps in its transaction. */
+const GENERATION_SQL = "SELECT generation FROM data_generation WHERE id = 1";
+
+/** A read snapshot's BEGIN with its first statement, the generation it reads (one simple query). */
+const BEGIN_SNAPSHOT = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${GENERATION_SQL}`;
+
+function generationOf(row: Row | undefined): string {
+  return String(row?.["generation"] ?? 0);
+}
+
+/**
+ * PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects.
+ * `generation`: the snapshot's own, when its first statement read it; else read when asked.
+ */
+export function snapshotReader(client: PoolClient, generation?: string): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
     // The snapshot's own row of the counter every data write bumps in its transaction: exact.
     async generation() {
-      const { rows } = await client.query<unknown[]>({
-        text: "SELECT generation FROM data_generation WHERE id = 1",
-        rowMode: "array",
-      });
-      return String(rows[0]?.[0] ?? 0);
+      if (generation !== undefined) return generation;
+      const { rows } = await client.query<Row>(GENERATION_SQL);
+      return generationOf(rows[0]);
     },
     async run(statement) {
       const { rows } = await client.query<unknown[]>({
