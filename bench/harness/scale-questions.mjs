@@ -12,15 +12,17 @@ const METRICS = ["IMPRESSIONS", "CLICKS", "SPEND", "CONVERSIONS", "REVENUE"];
 export const CHANGES_DAYS = 366;
 
 /**
- * Timed asks of a summary question (readiness, changes, myAccess) per rep: their answers take a
- * few milliseconds, where a median of three landed on either side of "≤ 1.2× scale 1" from run to
- * run; more asks of fresh variants give the comparison a steadier median for milliseconds more.
+ * Timed asks per rep of the questions answered in milliseconds: the summary questions (readiness,
+ * changes, myAccess) and the first page of a walk. A median of three landed on either side of
+ * their targets from run to run (readiness against "≤ 1.2× scale 1"; the first page against
+ * "≤ 2× the engine" on PostgreSQL at scale 150: three asks of 41, 62 and 56 ms, 2.08×, where 60
+ * asks of the same server had a median of 45 ms, 1.71×); more asks of fresh variants give a
+ * steadier median for milliseconds more.
  */
-export const SUMMARY_ASKS_PER_REP = 5;
+export const FAST_ASKS_PER_REP = 5;
 
 /** How many timed asks `question` gets at `reps` a question. */
-export const timedAsks = (question, reps) =>
-  question.kind === "summary" ? reps * SUMMARY_ASKS_PER_REP : reps;
+export const timedAsks = (question, reps) => (question.fast ? reps * FAST_ASKS_PER_REP : reps);
 
 /** Rows per page of the walk questions. */
 export const WALK_PAGE_SIZE = 5000;
@@ -120,6 +122,7 @@ function recordsQuestion(id, label, sort, page, pageSize) {
 export const QUESTIONS = [
   {
     id: "readiness",
+    fast: true,
     label: "marketingDataReadiness",
     field: "marketingDataReadiness",
     kind: "summary",
@@ -127,6 +130,7 @@ export const QUESTIONS = [
   },
   {
     id: "changes",
+    fast: true,
     label: `marketingDataChanges over ${CHANGES_DAYS} days`,
     field: "marketingDataChanges",
     kind: "summary",
@@ -135,6 +139,7 @@ export const QUESTIONS = [
   },
   {
     id: "my-access",
+    fast: true,
     label: "myAccess",
     field: "myAccess",
     kind: "summary",
@@ -157,13 +162,16 @@ export const QUESTIONS = [
       1000,
     ),
   ),
-  recordsQuestion(
-    "walk-first-page",
-    `first ${WALK_PAGE_SIZE}-row page of a fresh walk (DATE_DAY DESC)`,
-    { field: "DATE_DAY", direction: "DESC" },
-    1,
-    WALK_PAGE_SIZE,
-  ),
+  {
+    ...recordsQuestion(
+      "walk-first-page",
+      `first ${WALK_PAGE_SIZE}-row page of a fresh walk (DATE_DAY DESC)`,
+      { field: "DATE_DAY", direction: "DESC" },
+      1,
+      WALK_PAGE_SIZE,
+    ),
+    fast: true,
+  },
 ];
 
 /**
