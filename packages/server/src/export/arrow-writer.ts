@@ -48,9 +48,12 @@ function utf8BytesVector(column: Utf8Column, rowCount: number): Vector {
     offsets[row + 1] = size;
   }
   const bytes = new Uint8Array(size);
-  for (let row = 0; row < rowCount; row += 1) {
+  // Byte by byte: most values are a few bytes long, where a `subarray` and a `set` per value cost
+  // an object each and a native call (a third of the JavaScript of an Arrow export, profiled).
+  for (let row = 0, to = 0; row < rowCount; row += 1) {
     const at = row * stride + offset;
-    bytes.set(utf8.subarray(starts[at]!, starts[at + 1]! - 1), offsets[row]!);
+    const end = starts[at + 1]! - 1;
+    for (let from = starts[at]!; from < end; from += 1) bytes[to++] = utf8[from]!;
   }
   return utf8Data(rowCount, offsets, bytes);
 }

@@ -136,8 +136,15 @@ const WINDOW_ROWS = 65_536;
 
 /** Rows of a batch of `RecordExport.batches` (an Arrow record batch): a page of its walk. */
 const BATCH_ROWS = 4096;
-/** Batches each statement of `batches` reads after its first (one page, so the first bytes come early). */
-const BATCHES_PER_READ = WINDOW_ROWS / BATCH_ROWS;
+/**
+ * Batches each statement of `batches` reads after its first (one page, so the first bytes come
+ * early): 16,384 rows, whose unpacking (page-reads.ts) is one step of the main thread that no
+ * other request can interrupt, about an export turn's slice (export/export-turns.ts). GraphQL's
+ * p99 under 4 Arrow exports at scale 150 (DuckDB, idle 6 ms): 77–88 ms reading 65,536 rows a
+ * statement, 29 ms reading 16,384, 20 ms reading 8,192; one export alone 292 k, 267 k and 253 k
+ * rows/s (bench/README.md "18o").
+ */
+const BATCHES_PER_READ = 4;
 /** `batches`' order: `marketingRecords`' day sort, ascending (date, then record id). */
 const DAY_ORDER: RecordsQuery["sort"] = [{ field: "DATE_DAY", direction: "ASC" }];
 
