@@ -5,6 +5,7 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { createInterface } from "node:readline";
+import { toEpochDay } from "@mdq/contract";
 import { fileWriter, ParquetWriter } from "hyparquet-writer";
 import { RECORD_FIELDS } from "./record-formats.js";
 import type { MarketingRecord } from "./types.js";
@@ -51,13 +52,6 @@ const SCHEMA = [
   })),
 ];
 
-const DAY_MS = 86_400_000;
-
-/** `YYYY-MM-DD` as days since 1970-01-01 (Parquet DATE). */
-function epochDay(date: string): number {
-  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / DAY_MS;
-}
-
 /**
  * Reads `spoolPath` (NDJSON records) and writes `parquetPath` (created or replaced), then fsyncs it.
  * @example await spoolToParquet("out.parquet.partial", "out.parquet.converting")
@@ -91,7 +85,7 @@ export async function spoolToParquet(
     if (line === "") continue;
     const record = JSON.parse(line) as MarketingRecord;
     RECORD_FIELDS.forEach((field, index) => {
-      columns[index]!.push(field === "date" ? epochDay(record.date) : record[field]);
+      columns[index]!.push(field === "date" ? toEpochDay(record.date) : record[field]);
     });
     buffered += 1;
     if (buffered >= rowGroupSize) await flush();
