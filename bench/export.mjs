@@ -7,7 +7,7 @@
 // - first-byte time (headers, and the first body chunk);
 // - the server's RSS growth during the largest export the data holds (the whole year), the first
 //   time and again;
-// - GraphQL page p99 with 4 exports running against the same p99 idle.
+// - GraphQL page p99 with 4 exports running (NDJSON, then Arrow) against the same p99 idle.
 // Each line is marked MET or MISSED against issue 18's targets.
 //   npm run build && node bench/export.mjs [--scales 30,150] [--days 400] [--stores duckdb,postgres]
 //     [--postgres-url postgres://root@127.0.0.1:5432/postgres] [--cache DIR]   (--help: every flag)
@@ -344,16 +344,22 @@ for (const scale of values.scales.split(",").map(Number))
       };
       const { year, growthMb: rssGrowthMb } = await yearGrowth();
       const { growthMb: rssRepeatGrowthMb } = await yearGrowth();
-      // GraphQL p99 idle, then with 4 exports running.
+      // GraphQL p99 idle, then with 4 exports of a format running: NDJSON (the engine writes its
+      // rows) and Arrow (JavaScript writes them, from the read path's pages).
       const idle = await graphqlLatencies(base, token, app.brandClientId, range, 5000);
-      let running = true;
-      const exporters = Array.from({ length: 4 }, async () => {
-        while (running) await timeExport(base, token, app.brandClientId, "ndjson", range);
-      });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const busy = await graphqlLatencies(base, token, app.brandClientId, range, 5000);
-      running = false;
-      await Promise.all(exporters);
+      const underExports = async (format) => {
+        let running = true;
+        const exporters = Array.from({ length: 4 }, async () => {
+          while (running) await timeExport(base, token, app.brandClientId, format, range);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const latencies = await graphqlLatencies(base, token, app.brandClientId, range, 5000);
+        running = false;
+        await Promise.all(exporters);
+        return latencies;
+      };
+      const busy = await underExports("ndjson");
+      const busyArrow = await underExports("arrow");
       const rowsPerSecond = (run) => run.rows / run.seconds;
       report.push({
         scale,
@@ -382,6 +388,7 @@ for (const scale of values.scales.split(",").map(Number))
         rssRepeatGrowthMb,
         graphqlP99IdleMs: p99(idle),
         graphqlP99BusyMs: p99(busy),
+        graphqlP99BusyArrowMs: p99(busyArrow),
       });
     } finally {
       child.kill();
@@ -426,13 +433,14 @@ for (const entry of report) {
   }
 }
 console.log(
-  "\n| scale | store | engine COPY csv rows/s | DuckDB COPY parquet rows/s | GraphQL walk rows/s | year export rows | RSS growth MB, first | RSS growth MB, repeat | GraphQL p99 idle ms | p99 with 4 exports ms | ratio |",
+  "\n| scale | store | engine COPY csv rows/s | DuckDB COPY parquet rows/s | GraphQL walk rows/s | year export rows | RSS growth MB, first | RSS growth MB, repeat | GraphQL p99 idle ms | p99 with 4 NDJSON exports ms | ratio | p99 with 4 Arrow exports ms | ratio |",
 );
-console.log("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+console.log("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const entry of report) {
   const p99Ratio = entry.graphqlP99BusyMs / entry.graphqlP99IdleMs;
+  const arrowRatio = entry.graphqlP99BusyArrowMs / entry.graphqlP99IdleMs;
   console.log(
-    `| ${entry.scale} | ${entry.store} | ${Math.round(entry.engineCsvRowsPerSecond)} | ${entry.engineParquetRowsPerSecond ? Math.round(entry.engineParquetRowsPerSecond) : "–"} | ${Math.round(entry.walkRowsPerSecond)} | ${entry.yearRows} | ${fixed(entry.rssGrowthMb, 1)}${mark(entry.rssGrowthMb <= 64)} | ${fixed(entry.rssRepeatGrowthMb, 1)}${mark(entry.rssRepeatGrowthMb <= 64)} | ${fixed(entry.graphqlP99IdleMs, 1)} | ${fixed(entry.graphqlP99BusyMs, 1)} | ${fixed(p99Ratio)}${mark(p99Ratio <= 1.5)} |`,
+    `| ${entry.scale} | ${entry.store} | ${Math.round(entry.engineCsvRowsPerSecond)} | ${entry.engineParquetRowsPerSecond ? Math.round(entry.engineParquetRowsPerSecond) : "–"} | ${Math.round(entry.walkRowsPerSecond)} | ${entry.yearRows} | ${fixed(entry.rssGrowthMb, 1)}${mark(entry.rssGrowthMb <= 64)} | ${fixed(entry.rssRepeatGrowthMb, 1)}${mark(entry.rssRepeatGrowthMb <= 64)} | ${fixed(entry.graphqlP99IdleMs, 1)} | ${fixed(entry.graphqlP99BusyMs, 1)} | ${fixed(p99Ratio)}${mark(p99Ratio <= 1.5)} | ${fixed(entry.graphqlP99BusyArrowMs, 1)} | ${fixed(arrowRatio)}${mark(arrowRatio <= 1.5)} |`,
   );
 }
 console.log(`\n${JSON.stringify(report)}`);
