@@ -119,9 +119,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
    * a `writev` of 0.22 ms of the main thread's CPU, in a profile of 60 first pages of walks).
    */
   protected readonly snapshot: InSnapshot = (read) =>
-    this.transaction(BEGIN_SNAPSHOT, (client, begun) =>
-      read(snapshotReader(client, generationOf(begun[0]))),
-    );
+    this.transaction(BEGIN_SNAPSHOT, (client, begun) => read(snapshotReader(client, generationOf(begun[0]))));
 
   async createBrand(brand: Brand): Promise<void> {
     await this.rows("INSERT INTO brands (brand_id, name, created_at) VALUES ($1, $2, $3)", [
