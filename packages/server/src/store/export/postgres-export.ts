@@ -91,7 +91,8 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
     await end();
     throw storeError(error);
   }
-  const reader = snapshotReader(client);
+  // An export reuses nothing across snapshots, so it never needs the generation.
+  const reader = snapshotReader(client, null);
   return {
     reader: {
       ...reader,

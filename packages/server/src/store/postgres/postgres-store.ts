@@ -410,17 +410,13 @@ function generationOf(row: Row | undefined): string {
 
 /**
  * PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects.
- * `generation`: the snapshot's own, when its first statement read it; else read when asked.
+ * `generation`: the snapshot's own row of the counter every data write bumps in its transaction
+ * (exact), as its first statement read it; null when nothing is to be reused across snapshots.
  */
-export function snapshotReader(client: PoolClient, generation?: string): SnapshotReader {
+export function snapshotReader(client: PoolClient, generation: string | null): SnapshotReader {
   return {
     dialect: POSTGRES_DIALECT,
-    // The snapshot's own row of the counter every data write bumps in its transaction: exact.
-    async generation() {
-      if (generation !== undefined) return generation;
-      const { rows } = await client.query<Row>(GENERATION_SQL);
-      return generationOf(rows[0]);
-    },
+    generation: async () => generation,
     async run(statement) {
       const { rows } = await client.query<unknown[]>({
         text: statement.sql,
