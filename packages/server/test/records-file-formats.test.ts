@@ -42,12 +42,21 @@ describe("readRecordsFile", () => {
             conversions: "007.10",
             revenue: "12.3456",
           }),
+          // Amounts of 10^10 and more: their ten-thousandths overflow a DECIMAL(18,4) (records-reader.ts `tenThousandths`).
+          fixtures.csvLine({
+            record_id: "r-4",
+            campaign_id: "c-4",
+            impressions: "12.000",
+            spend: "10000000000",
+            conversions: "99999999999999.9999",
+            revenue: "0012345678901.2340000",
+          }),
           "",
         ].join("\n"),
       );
       const { file, records } = await fixtures.readAll(path);
       assert.equal(file.format, "csv");
-      assert.equal(file.rowCount, 3);
+      assert.equal(file.rowCount, 4);
       assert.deepEqual(file.days, ["2026-02-28", "2026-03-01"]);
       assert.deepEqual(records, [
         fixtures.EXPECTED_GOOD,
@@ -75,6 +84,15 @@ describe("readRecordsFile", () => {
           spendE4: 0n,
           conversionsE4: 71000n,
           revenueE4: 123456n,
+        },
+        {
+          ...fixtures.EXPECTED_GOOD,
+          recordId: "r-4",
+          campaignId: "c-4",
+          impressions: 12,
+          spendE4: 100_000_000_000_000n,
+          conversionsE4: 999_999_999_999_999_999n,
+          revenueE4: 123_456_789_012_340n,
         },
       ]);
     });

@@ -49,11 +49,23 @@ interface ReadPlan {
 /** How text becomes a number: `CAST` (checked values) or `TRY_CAST` (NULL for a bad value). */
 export type SqlCast = "CAST" | "TRY_CAST";
 
-/** A whole number of a checked count column, as stored. */
-const countOf = (x: string, cast: SqlCast = "CAST") => `${cast}(split_part(${x}, '.', 1) AS BIGINT)`;
-/** A checked decimal amount in ten-thousandths, exactly (integer arithmetic on its digits). */
+/**
+ * A whole number of a checked count column, as stored: digits, and zeros after a ".", which
+ * DuckDB casts to BIGINT exactly (half the time of casting the digits before the "." split off).
+ */
+const countOf = (x: string, cast: SqlCast = "CAST") => `${cast}(${x} AS BIGINT)`;
+
+/**
+ * A checked decimal amount in ten-thousandths, exactly. DuckDB parses a DECIMAL(18,4) about four
+ * times faster than it splits the text (a 1 M-row CSV's three amounts: 54 ms against 230, issue
+ * 19), and exactly for a checked amount (at most 4 decimals but zeros). Its ten-thousandths fit
+ * the type below 10¹⁰ only: an amount above it (up to the rules' 10¹⁴) is done by integer
+ * arithmetic on its digits, which `coalesce` evaluates only for the rows its first argument
+ * left NULL (`TRY` turns the overflow of their multiplication into NULL).
+ */
 const tenThousandths = (x: string, cast: SqlCast = "CAST") =>
-  `${cast}(split_part(${x}, '.', 1) AS BIGINT) * 10000 + ${cast}(rpad(left(split_part(${x}, '.', 2), 4), 4, '0') AS BIGINT)`;
+  `coalesce(TRY(CAST(TRY_CAST(${x} AS DECIMAL(18, 4)) * 10000 AS BIGINT)),
+    ${cast}(split_part(${x}, '.', 1) AS BIGINT) * 10000 + ${cast}(rpad(left(split_part(${x}, '.', 2), 4), 4, '0') AS BIGINT))`;
 
 /** The record id of a staged row: the file's, or derived from the natural key (docs/load-format.md). */
 export function recordIdOf(given: boolean): string {
