@@ -218,6 +218,21 @@ describe("the record rollup of data stored before it", () => {
         FROM records GROUP BY ALL`);
     }));
 
+  it("is made anew when a DuckDB store opens with a rollup keyed by a primary key (the layout before issue 19's)", () =>
+    assertReopenedAfter(async (connection) => {
+      const sums = ["impressions", "clicks", "spend_e4", "conversions_e4", "revenue_e4"];
+      await connection.run("DROP TABLE record_rollup");
+      await connection.run(`CREATE TABLE record_rollup (brand_id VARCHAR NOT NULL, date DATE NOT NULL,
+        market VARCHAR NOT NULL, data_source VARCHAR NOT NULL, channel VARCHAR NOT NULL,
+        currency VARCHAR NOT NULL, rows BIGINT NOT NULL,
+        ${sums.map((sum) => `${sum}_high BIGINT NOT NULL, ${sum}_low BIGINT NOT NULL`).join(", ")},
+        PRIMARY KEY (brand_id, date, market, data_source, channel, currency))`);
+      // Sums of every row doubled: a store that kept this table would answer wrongly.
+      await connection.run(`INSERT INTO record_rollup SELECT brand_id, date, market, data_source, channel,
+        currency, count(*), ${sums.map((sum) => `0, 2 * sum(${sum})`).join(", ")}
+        FROM records GROUP BY ALL`);
+    }));
+
   it("is rolled up by PostgreSQL's migration 3", async () => {
     const database = await createTestDatabase();
     try {

@@ -32,6 +32,12 @@ export interface SqlRule {
    * the values joined by it (record-staging.ts `badRow`).
    */
   wholeValue?: string;
+  /**
+   * When set, a value that passes the column's other rules breaks this one exactly when its
+   * stored value (load/records-reader.ts `storedColumns`, NULL when it does not fit) is NULL or
+   * above this: a load's fast path compares the number it stored instead of the text.
+   */
+  storedAtMost?: string;
 }
 
 /** A rule run in TypeScript once per distinct value of the column. */
@@ -96,6 +102,7 @@ const countRules: Rule[] = [
   ),
   {
     kind: "sql",
+    storedAtMost: MAX_COUNT,
     // Only long values need the exact test: a CASE, not an AND, which DuckDB evaluates whole for
     // every row of a SELECT list (`onlyWhen`).
     bad: (x) =>
@@ -116,6 +123,7 @@ const amountRules: Rule[] = [
   }),
   {
     kind: "sql",
+    storedAtMost: `${MAX_AMOUNT}0000`,
     // An integer part of 15 digits or more needs at least 15 characters (`onlyWhen`).
     bad: (x) =>
       onlyWhen(

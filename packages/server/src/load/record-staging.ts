@@ -14,6 +14,7 @@ import type { DuckDBConnection } from "@duckdb/node-api";
 import type { LoadFormat } from "@mdq/contract";
 import { isCalendarDate } from "@mdq/contract";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
+import { STAGING_COLUMNS } from "../store/record-replace.js";
 import { csvFieldColumn, quoteIdentifier, sqlString } from "./file-staging.js";
 import { RecordsFileError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
@@ -25,7 +26,7 @@ import {
   typedNumberBad,
 } from "./record-rules.js";
 import { csvColumns, type NumberType, ndjsonColumns, parquetColumns } from "./record-stagers.js";
-import { recordIdOf, storedColumns } from "./records-reader.js";
+import { recordIdOf, storedColumnOf, storedColumns } from "./records-reader.js";
 
 /** The fast check found a problem (or could not read the file): the file must be diagnosed. */
 export class RecordsNotClean extends Error {
@@ -63,6 +64,9 @@ const VOCABULARY_COLUMNS = ["market", "data_source", "channel", "currency"] as c
 const DATE_SHAPE = "[0-9]{4}-[0-9]{2}-[0-9]{2}";
 const notInCalendar = (x: string) => `TRY_CAST(${x} AS DATE) IS NULL`;
 
+/** The name of a stored column beside the file's own while a file is staged. */
+const stored = (column: string) => `stored__${column}`;
+
 /** What joins the values of a row's `wholeValue` match: U+001F, which none of the patterns matches. */
 const JOINED_BY = "\\x1f";
 
@@ -90,10 +94,14 @@ export async function stageRecords(
   const given = source.recordId === "per-row" ? ", record_id IS NOT NULL AS id_given" : "";
   await progress?.watchReading(connection);
   try {
+    // Two steps: the stored values beside the file's text, then the flag, which compares the
+    // stored numbers with their bounds (`storedAtMost`) rather than testing their text.
     await connection.run(
       `CREATE TEMP TABLE ${staging} AS
-        SELECT ${storedColumns(recordId, "TRY_CAST", source.typed)}, ${badRow(source)} AS bad${given}
-        FROM (SELECT ${source.select.join(", ")} FROM ${source.from})`,
+        SELECT ${STAGING_COLUMNS.map((column) => `${stored(column)} AS ${column}`).join(", ")},
+          ${badRow(source)} AS bad${given}
+        FROM (SELECT *, ${storedColumns(recordId, "TRY_CAST", source.typed, stored)}
+          FROM (SELECT ${source.select.join(", ")} FROM ${source.from}))`,
       [request.path],
     );
   } catch (error) {
@@ -172,9 +180,14 @@ function badRow(source: FileSource): string {
     const whole = rules.find((rule) => rule.wholeValue);
     const pattern = column === "date" ? DATE_SHAPE : whole?.wholeValue;
     if (pattern) matched.push({ column, pattern });
+    const storedBad = (limit: string) =>
+      `${stored(storedColumnOf(column))} IS NULL OR ${stored(storedColumnOf(column))} > ${limit}`;
     return [
       `${column} IS NULL OR ${column} = ''`,
-      ...rules.flatMap((rule) => (rule === whole ? [] : [rule.bad(column)])),
+      ...rules.flatMap((rule) => {
+        if (rule === whole) return [];
+        return [rule.storedAtMost ? storedBad(rule.storedAtMost) : rule.bad(column)];
+      }),
       ...(column === "date" ? [notInCalendar(column)] : []),
     ];
   });

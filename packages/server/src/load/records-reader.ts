@@ -84,6 +84,7 @@ export function storedColumns(
   recordId: string,
   cast: SqlCast = "CAST",
   typed: ReadonlyMap<RecordColumn, NumberType> = new Map(),
+  as: (storedColumn: string) => string = (storedColumn) => storedColumn,
 ): string {
   const count = (x: RecordColumn) => (typed.has(x) ? `${cast}(${x} AS BIGINT)` : countOf(x, cast));
   const amount = (x: RecordColumn) => {
@@ -91,10 +92,18 @@ export function storedColumns(
     if (type === "integer") return `${cast}(${x} AS BIGINT) * 10000`;
     return type === "decimal" ? `${cast}(${x} * 10000 AS BIGINT)` : tenThousandths(x, cast);
   };
-  return `${recordId} AS record_id, ${cast}(date AS DATE) AS date, market, data_source, channel, campaign_id,
-    campaign_name, ${count("impressions")} AS impressions, ${count("clicks")} AS clicks,
-    ${amount("spend")} AS spend_e4, ${amount("conversions")} AS conversions_e4,
-    ${amount("revenue")} AS revenue_e4, currency`;
+  return `${recordId} AS ${as("record_id")}, ${cast}(date AS DATE) AS ${as("date")},
+    market AS ${as("market")}, data_source AS ${as("data_source")}, channel AS ${as("channel")},
+    campaign_id AS ${as("campaign_id")}, campaign_name AS ${as("campaign_name")},
+    ${count("impressions")} AS ${as("impressions")}, ${count("clicks")} AS ${as("clicks")},
+    ${amount("spend")} AS ${as(storedColumnOf("spend"))},
+    ${amount("conversions")} AS ${as(storedColumnOf("conversions"))},
+    ${amount("revenue")} AS ${as(storedColumnOf("revenue"))}, currency AS ${as("currency")}`;
+}
+
+/** The stored column of a file's column: an amount's ten-thousandths (`spend_e4`), or the same name. */
+export function storedColumnOf(column: RecordColumn): string {
+  return AMOUNT_COLUMNS.has(column) ? `${column}_e4` : column;
 }
 
 /** Where a load's files go (`StoredRecordsFile`). */
