@@ -237,8 +237,26 @@ describe("readRecordsFile", () => {
       );
     });
 
+    it("derives record ids from a Parquet DATE as from the same day written as text", async () => {
+      // The fast path reads a DATE column as a date (record-stagers.ts `typedColumns`); `readAll`
+      // checks that it stages exactly the rows, derived ids included, of the exact read's text.
+      const path = join(fixtures.dir, "typed-date-derived-ids.parquet");
+      await fixtures.duckdb(`COPY (SELECT DATE '2026-03-01' + CAST(i AS INTEGER) AS date, 'GB' AS market,
+          'google_ads' AS data_source, 'search' AS channel, 'c-' || i AS campaign_id, 'n' AS campaign_name,
+          1 AS impressions, 1 AS clicks, 1 AS spend, 1 AS conversions, 1 AS revenue, 'EUR' AS currency
+        FROM range(0, 3) t(i)) TO '${path}' (FORMAT parquet)`);
+      const { file, records } = await fixtures.readAll(path);
+      assert.deepEqual(file.days, ["2026-03-01", "2026-03-02", "2026-03-03"]);
+      const derived = (date: string, campaignId: string) =>
+        createHash("sha256").update(`${date}|GB|google_ads|${campaignId}`).digest("hex").slice(0, 24);
+      assert.deepEqual(
+        records.map((record) => record.recordId),
+        [0, 1, 2].map((i) => derived(`2026-03-0${i + 1}`, `c-${i}`)),
+      );
+    });
+
     it("reads counts and amounts of every numeric Parquet type that holds them, up to their bounds", async () => {
-      // The fast path reads these as numbers (record-stagers.ts `typedNumberColumns`); `readAll`
+      // The fast path reads these as numbers (record-stagers.ts `typedColumns`); `readAll`
       // checks that it stages exactly the rows of the exact read, which reads them as text.
       const path = join(fixtures.dir, "typed-bounds.parquet");
       await fixtures.duckdb(`COPY (SELECT 'r-' || i AS record_id, DATE '2026-03-01' AS date, 'GB' AS market,

@@ -320,6 +320,23 @@ describe("readRecordsFile", () => {
     });
   });
 
+  describe("Parquet problems", () => {
+    it("rejects a Parquet DATE past year 9999 on its line", async () => {
+      const path = join(fixtures.dir, "date-past-9999.parquet");
+      await fixtures.duckdb(`COPY (SELECT 'r-' || i AS record_id,
+          CASE WHEN i = 2 THEN DATE '10000-01-01' ELSE DATE '2026-03-01' END AS date, 'GB' AS market,
+          'google_ads' AS data_source, 'search' AS channel, 'c-' || i AS campaign_id, 'n' AS campaign_name,
+          1 AS impressions, 1 AS clicks, 1 AS spend, 1 AS conversions, 1 AS revenue, 'EUR' AS currency
+        FROM range(1, 4) t(i)) TO '${path}' (FORMAT parquet)`);
+      // `rejection` also checks that the fast path finds the file unclean.
+      const error = await fixtures.rejection(path);
+      assert.deepEqual(
+        error.errors.map(({ line, column }) => ({ line, column })),
+        [{ line: 2, column: "date" }],
+      );
+    });
+  });
+
   describe("NDJSON problems", () => {
     it("numbers NDJSON lines including blank ones, and rejects lines that are not JSON objects", async () => {
       const path = await fixtures.write(

@@ -180,7 +180,7 @@ export const COUNT_COLUMNS = new Set<RecordColumn>(["impressions", "clicks"]);
 
 /**
  * The SQL flag of a bad value `x` of a count or amount column read with a numeric type that holds
- * it exactly (`typedNumberColumns`): the bounds its text rules check, as numbers. A value of such
+ * it exactly (`typedColumns`): the bounds its text rules check, as numbers. A value of such
  * a type is a whole number (counts) or has at most 4 decimals (amounts) by its type, so the
  * bounds are all that is left of the rules.
  */

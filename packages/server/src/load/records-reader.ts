@@ -9,7 +9,7 @@ import { rolledUpRowsOf } from "../store/record-rollup.js";
 import type { StoredFileFormat, StoredRecord, StoredRecordsFile } from "../store/store.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
-import type { NumberType, RecordsFileFormat, Staged } from "./record-stagers.js";
+import type { RecordsFileFormat, Staged, TypedColumnType } from "./record-stagers.js";
 
 /** A checked records file, ready to be stored. Call `close()` when done with it. */
 export interface RecordsFile {
@@ -75,7 +75,7 @@ export function recordIdOf(given: boolean): string {
 /**
  * The SELECT list of a stored record (`STAGING_COLUMNS`) over canonical VARCHAR columns: the
  * conversions to stored types, in one place for every path a load takes. A count or amount in
- * `typed` is read with its Parquet type instead (record-stagers.ts `typedNumberColumns`): an
+ * `typed` is read with its Parquet type instead (record-stagers.ts `typedColumns`): an
  * integer, or a DECIMAL of at most 4 decimals, times 10,000 exactly. A value too large for a
  * BIGINT of ten-thousandths is NULL or fails the statement: the file is diagnosed either way
  * (record-staging.ts).
@@ -83,7 +83,7 @@ export function recordIdOf(given: boolean): string {
 export function storedColumns(
   recordId: string,
   cast: SqlCast = "CAST",
-  typed: ReadonlyMap<RecordColumn, NumberType> = new Map(),
+  typed: ReadonlyMap<RecordColumn, TypedColumnType> = new Map(),
   as: (storedColumn: string) => string = (storedColumn) => storedColumn,
 ): string {
   const count = (x: RecordColumn) => (typed.has(x) ? `${cast}(${x} AS BIGINT)` : countOf(x, cast));
