@@ -175,7 +175,7 @@ describe("the DuckDB store's settings during a load (issue 19)", () => {
         await connection.run(
           `CREATE TEMP TABLE ${staging} AS SELECT * EXCLUDE (brand_id) FROM records WHERE brand_id = 'brand-s'`,
         );
-        return 1;
+        return { rows: 1, rolledUp: false };
       },
       { processingDate, source: "s" },
     );

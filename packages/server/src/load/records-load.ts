@@ -62,8 +62,10 @@ async function loadFile(
   const onReplacing = () => progress.phase("replacing");
   try {
     if (stagesLoads(store)) {
-      const stage = async (connection: Parameters<typeof stageRecords>[0], staging: string) =>
-        (await stageRecords(connection, staging, request, progress)).rows;
+      const stage = async (connection: Parameters<typeof stageRecords>[0], staging: string) => ({
+        rows: (await stageRecords(connection, staging, request, progress)).rows,
+        rolledUp: true,
+      });
       return await store.replaceRecordsStaged(brandId, stage, origin, onReplacing);
     }
     return await handOver(store, brandId, origin, onReplacing, async (files) => {

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { type SqlRun, stampLoad } from "./data-versions.js";
-import { rollUpStaged } from "./record-rollup.js";
+import { rolledUpTableOf, rollUpStaged } from "./record-rollup.js";
 import { type ReplaceScope, replacedBy } from "./replace-scope.js";
 import type { SqlDialect } from "./sql-dialect.js";
 import { type LoadOrigin, type LoadSummary, RecordIdConflictError } from "./store.js";
@@ -61,6 +61,8 @@ export type LoadedRows =
        * and in order (duckdb/staged-order.ts).
        */
       sorted: boolean;
+      /** Whether the stager rolled the rows up already, into `rolledUpTableOf(staging)`. */
+      rolledUpByStager: boolean;
     }
   | {
       /** The load's rows rolled up (`rolledUpRowsOf`'s columns; a name of ours, never input). */
@@ -117,8 +119,8 @@ export async function replaceBrandRows(
   const replace = origin.replace ?? "days";
   // The load's days, sources, counts and sums, a few rows per day: what every statement below
   // but the insert and the clash check reads.
-  const rolledUp = "staging" in loaded ? `${loaded.staging}_rolled_up` : loaded.rolledUp;
-  if ("staging" in loaded) await rollUpStaged(run, loaded.staging, rolledUp);
+  const rolledUp = "staging" in loaded ? rolledUpTableOf(loaded.staging) : loaded.rolledUp;
+  if ("staging" in loaded && !loaded.rolledUpByStager) await rollUpStaged(run, loaded.staging);
   // A record id names one record of the brand: it may move within the replaced rows, but may not
   // collide with a record this load leaves alone. Whether the load leaves any is read from the
   // day row counts (a few rows per day): a reload or a first load has nothing to check. The rows
@@ -165,7 +167,7 @@ export async function replaceBrandRows(
   );
   // A file and its rollup are written together (load/records-reader.ts `writeStoredLoad`):
   // should they disagree, neither is trusted.
-  if ("rolledUp" in loaded && Number(range?.["rows"] ?? 0) !== rows) {
+  if (!("staging" in loaded) && Number(range?.["rows"] ?? 0) !== rows) {
     throw new Error(`the load wrote ${rows} rows, its rollup counts ${String(range?.["rows"])}`);
   }
   await run(`DROP TABLE ${rolledUp}`);

@@ -139,13 +139,19 @@ export function rollupBackfill(engine: SqlDialect["engine"]): string {
 }
 
 /**
- * The rows `staging` (stored columns) rolled up: the rollup's key and sums, without the brand.
- * `staging` is a table or a parenthesised query of ours, never input.
+ * The rows `staging` (stored columns) rolled up: the rollup's key and sums, without the brand,
+ * then the aggregates `also` (SQL of ours, each with its name). `staging` is a table or a
+ * parenthesised query of ours, never input.
  */
-export function rolledUpRowsOf(staging: string): string {
+export function rolledUpRowsOf(staging: string, also: string[] = []): string {
   return `SELECT ${KEY_COLUMNS}, count(*) AS rows,
-    ${SUMMED.map((column) => `sum(${column}) AS ${column}`).join(", ")}
+    ${[...SUMMED.map((column) => `sum(${column}) AS ${column}`), ...also].join(", ")}
     FROM ${staging} GROUP BY ${KEY_COLUMNS}`;
+}
+
+/** The temporary table of a staging table's rows rolled up (`rollUpStaged`). */
+export function rolledUpTableOf(staging: string): string {
+  return `${staging}_rolled_up`;
 }
 
 /**
@@ -159,12 +165,13 @@ export function rolledUpTablePostgres(rolledUp: string): string {
 }
 
 /**
- * Rolls the staged rows of a load up into the new temporary table `rolledUp`, in one scan: the
- * day versions, day row counts, rollup and range of the load are then read from a few rows per
- * day instead of each from all the staged rows (record-replace.ts). Both names are ours, never input.
+ * Rolls the staged rows of a load up into the new temporary table `rolledUpTableOf(staging)`, in
+ * one scan: the day versions, day row counts, rollup and range of the load are then read from a
+ * few rows per day instead of each from all the staged rows (record-replace.ts). `also` adds
+ * aggregates (`rolledUpRowsOf`). The name is ours, never input.
  */
-export async function rollUpStaged(run: SqlRun, staging: string, rolledUp: string): Promise<void> {
-  await run(`CREATE TEMP TABLE ${rolledUp} AS ${rolledUpRowsOf(staging)}`);
+export async function rollUpStaged(run: SqlRun, staging: string, also: string[] = []): Promise<void> {
+  await run(`CREATE TEMP TABLE ${rolledUpTableOf(staging)} AS ${rolledUpRowsOf(staging, also)}`);
 }
 
 /**

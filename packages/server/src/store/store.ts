@@ -289,11 +289,22 @@ export interface ParquetLoads {
   replaceRecordsFromParquet(brandId: string, path: string, origin: LoadOrigin): Promise<LoadSummary>;
 }
 
+/** A staging table filled (`StageRecords`). */
+export interface StagedRows {
+  /** How many rows it holds. */
+  rows: number;
+  /**
+   * Whether the stager also rolled them up, into `rolledUpTableOf(staging)` (record-rollup.ts
+   * `rollUpStaged`), as the load's checks may (load/record-staging.ts); if not, the load does.
+   */
+  rolledUp: boolean;
+}
+
 /**
  * Fills the staging table `staging` (`STAGING_COLUMNS` of record-replace.ts), a temporary table on
- * the engine's own DuckDB connection, before the load's transaction; returns how many rows it holds.
+ * the engine's own DuckDB connection, before the load's transaction.
  */
-export type StageRecords = (connection: DuckDBConnection, staging: string) => Promise<number>;
+export type StageRecords = (connection: DuckDBConnection, staging: string) => Promise<StagedRows>;
 
 /**
  * A capability of an engine that is DuckDB itself: a load's file is read and checked straight

@@ -20,6 +20,7 @@ import { duckDbExportSnapshot } from "../export/duckdb-export.js";
 import type { ExportSnapshot } from "../export/record-export.js";
 import type { InSnapshot, SnapshotReader } from "../page-reads.js";
 import { defaultOrigin, replaceBrandRows, STAGING_COLUMNS } from "../record-replace.js";
+import { rolledUpTableOf } from "../record-rollup.js";
 import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import { SqlStore } from "../sql-store.js";
@@ -423,7 +424,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
           throw error;
         }
         appender.closeSync();
-        return count;
+        return { rows: count, rolledUp: false };
       },
     );
   }
@@ -464,7 +465,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
       const [row] = (
         await connection.runAndReadAll(`SELECT count(*) AS n FROM ${staging}`)
       ).getRowObjectsJS();
-      return Number(row?.["n"] ?? 0);
+      return { rows: Number(row?.["n"] ?? 0), rolledUp: false };
     });
   }
 
@@ -497,12 +498,12 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     brandId: string,
     origin: LoadOrigin,
     { sorted, onReplacing, settings = this.settings.loading }: StagingOptions & { settings?: Settings },
-    stage: (connection: DuckDBConnection, staging: string) => Promise<number>,
+    stage: StageRecords,
   ): Promise<LoadSummary> {
     return this.writeUnder(settings, async (connection) => {
       const staging = `records_staging_${randomBytes(6).toString("hex")}`;
       try {
-        const rows = await stage(connection, staging);
+        const { rows, rolledUp } = await stage(connection, staging);
         onReplacing?.();
         return await inTransaction(connection, async () =>
           replaceBrandRows(sqlRun(connection), DUCKDB_DIALECT, {
@@ -512,12 +513,15 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
               rows,
               // Days already together and in order are all DuckDB's reads need (staged-order.ts).
               sorted: sorted || (await stagedDaysInOrder(connection, staging)),
+              rolledUpByStager: rolledUp,
             },
             origin,
           }),
         );
       } finally {
+        // The rollup of rows staged but never replaced (a failed load) is dropped too.
         await connection.run(`DROP TABLE IF EXISTS ${staging}`);
+        await connection.run(`DROP TABLE IF EXISTS ${rolledUpTableOf(staging)}`);
       }
     });
   }

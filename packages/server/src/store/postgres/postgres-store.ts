@@ -244,7 +244,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
       );
       const rows = await copyRecords(client, staging, records);
       await run(`ANALYZE ${staging}`);
-      return { staging, rows, sorted: false };
+      return { staging, rows, sorted: false, rolledUpByStager: false };
     });
   }
 
