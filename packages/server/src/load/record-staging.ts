@@ -35,7 +35,10 @@ export class RecordsNotClean extends Error {
   override readonly name = "RecordsNotClean";
 }
 
-/** A clean file staged (and rolled up, into `rolledUpTableOf(staging)`): its rows and its distinct days, ascending. */
+/**
+ * A clean file staged, and rolled up into `rolledUpTableOf(staging)`: its rows and its distinct
+ * days, ascending.
+ */
 export interface StagedRecords {
   rows: number;
   days: string[];
@@ -55,7 +58,7 @@ interface FileSource {
   /** Where record ids come from: a column of the file, the natural key, or per row (NDJSON keys). */
   recordId: "file" | "derived" | "per-row";
   floatSources: Partial<Record<RecordColumn, string>>;
-  /** Counts and amounts selected with their own numeric type, not as text (Parquet). */
+  /** Dates, counts and amounts selected with their own type, not as text (Parquet). */
   typed: ReadonlyMap<RecordColumn, TypedColumnType>;
 }
 
@@ -134,8 +137,8 @@ export async function stageRecords(
     FROM ${rolledUp}`,
   );
   const found = checks.getRowObjectsJS()[0]!;
-  // Days come as dates and are written here. A year past 9999 is written "+010000-…", and a date DuckDB could
-  // not read (NULL) "": neither is a calendar day.
+  // Days come as dates, written here (no strftime over every row): a year past 9999 as
+  // "+010000-…", a date DuckDB could not read (NULL) as "", neither a calendar day.
   const days = (found["days"] as (Date | null)[]).map((day) => day?.toISOString().slice(0, 10) ?? "").sort();
   const idsChecked =
     source.recordId === "file" || (source.recordId === "per-row" && Number(found["given"]) === rows);

@@ -167,11 +167,11 @@ export function rolledUpTablePostgres(rolledUp: string): string {
 /**
  * Rolls the staged rows of a load up into the new temporary table `rolledUpTableOf(staging)`, in
  * one scan: the day versions, day row counts, rollup and range of the load are then read from a
- * few rows per day instead of each from all the staged rows (record-replace.ts). `also` adds
- * aggregates (`rolledUpRowsOf`). The name is ours, never input.
+ * few rows per day instead of each from all the staged rows (record-replace.ts). The name is
+ * ours, never input.
  */
-export async function rollUpStaged(run: SqlRun, staging: string, also: string[] = []): Promise<void> {
-  await run(`CREATE TEMP TABLE ${rolledUpTableOf(staging)} AS ${rolledUpRowsOf(staging, also)}`);
+export async function rollUpStaged(run: SqlRun, staging: string): Promise<void> {
+  await run(`CREATE TEMP TABLE ${rolledUpTableOf(staging)} AS ${rolledUpRowsOf(staging)}`);
 }
 
 /**
