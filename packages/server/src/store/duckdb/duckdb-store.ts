@@ -69,15 +69,6 @@ type Settings = Record<"threads" | "memory_limit" | "allocator_flush_threshold",
  */
 const LOAD_ALLOCATOR_FLUSH_THRESHOLD = "16MB";
 
-/**
- * DuckDB's FSST string compression is left out: it compressed only the record ids (every other
- * text column is dictionary-encoded), and writing them took a fifth of a load's insert into
- * `records` (1 M rows on two threads: 510 against 400 ms). Records take more disk (the bench's
- * 1 M rows, in stored order: 22 → 35 MB), and reads are as fast (a brand's rows copied out as CSV
- * 400–420 ms either way; a keyset page 22–43 ms). Issue 19, docs/storage.md.
- */
-const DISABLED_COMPRESSION = "fsst";
-
 type Row = Record<string, unknown>;
 
 /** How a load's staged rows go in (`replaceStaged`). */
@@ -121,8 +112,6 @@ export async function openDuckDbStore(
     ...(memoryMb > 0 ? { memory_limit: `${memoryMb}MB` } : {}),
   });
   const writer = await instance.connect();
-  // A global setting that DuckDB takes from SET only (given to `create`, it was left empty).
-  await writer.run(`SET disabled_compression_methods = '${DISABLED_COMPRESSION}'`);
   for (const { table, found } of OUTDATED_TABLES)
     if ((await writer.runAndReadAll(found)).currentRowCount > 0) await writer.run(`DROP TABLE ${table}`);
   for (const statement of DUCKDB_SCHEMA) await writer.run(statement);
