@@ -320,6 +320,31 @@ describe("readRecordsFile", () => {
     });
   });
 
+  describe("empty values", () => {
+    it("rejects a text value written as an empty quoted CSV field or an empty JSON string, as missing", async () => {
+      // An empty string, not a NULL: the fast path finds it by the row's match (record-staging.ts).
+      const csv = await fixtures.write(
+        "csv",
+        `${fixtures.HEADER}\n${fixtures.csvLine()}\n${fixtures.csvLine({ record_id: "r-2", campaign_id: "c-2" }).replace("Spring sale", '""')}\n`,
+      );
+      const ndjson = await fixtures.write(
+        "ndjson",
+        `${JSON.stringify(fixtures.GOOD)}\n${JSON.stringify({ ...fixtures.GOOD, record_id: "r-2", campaign_id: "" })}\n`,
+      );
+      for (const [path, line, column] of [
+        [csv, 3, "campaign_name"],
+        [ndjson, 2, "campaign_id"],
+      ] as const) {
+        // `rejection` also checks that the fast path finds the file unclean.
+        const error = await fixtures.rejection(path);
+        assert.deepEqual(
+          error.errors.map(({ line, column, message }) => ({ line, column, message })),
+          [{ line, column, message: "missing value" }],
+        );
+      }
+    });
+  });
+
   describe("Parquet problems", () => {
     it("rejects a Parquet DATE past year 9999 on its line", async () => {
       const path = join(fixtures.dir, "date-past-9999.parquet");
@@ -387,6 +412,31 @@ describe("readRecordsFile", () => {
         { line: 0, column: "spend", message: 'no record has a value for "cost" (mapped to spend)' },
         { line: 0, column: "currency", message: 'no record has a value for "currency"' },
       ]);
+    });
+  });
+
+  describe("empty values", () => {
+    it("rejects a text value written as an empty quoted CSV field or an empty JSON string, as missing", async () => {
+      // An empty string, not a NULL: the fast path finds it by the row's match (record-staging.ts).
+      const csv = await fixtures.write(
+        "csv",
+        `${fixtures.HEADER}\n${fixtures.csvLine()}\n${fixtures.csvLine({ record_id: "r-2", campaign_id: "c-2" }).replace("Spring sale", '""')}\n`,
+      );
+      const ndjson = await fixtures.write(
+        "ndjson",
+        `${JSON.stringify(fixtures.GOOD)}\n${JSON.stringify({ ...fixtures.GOOD, record_id: "r-2", campaign_id: "" })}\n`,
+      );
+      for (const [path, line, column] of [
+        [csv, 3, "campaign_name"],
+        [ndjson, 2, "campaign_id"],
+      ] as const) {
+        // `rejection` also checks that the fast path finds the file unclean.
+        const error = await fixtures.rejection(path);
+        assert.deepEqual(
+          error.errors.map(({ line, column, message }) => ({ line, column, message })),
+          [{ line, column, message: "missing value" }],
+        );
+      }
     });
   });
 

@@ -27,9 +27,10 @@ export interface SqlRule {
   bad: (value: string) => string;
   message: (value: string) => string;
   /**
-   * When set, the rule is exactly "the whole value matches this regular expression" (RE2), which
-   * never matches U+001F: a load's fast path tests several columns' patterns in one match over
-   * the values joined by it (record-staging.ts `badRow`).
+   * When set, a non-empty value passes the rule exactly when the whole of it matches this regular
+   * expression (RE2), which matches neither an empty value nor U+001F: a load's fast path tests
+   * several columns' patterns, and their values' presence, in one match over the values joined
+   * by U+001F (record-staging.ts `badRow`).
    */
   wholeValue?: string;
   /**
@@ -71,7 +72,7 @@ const maxLength = (limit: number): SqlRule => ({
 const noControlCharacters: SqlRule = {
   kind: "sql",
   bad: (x) => `regexp_matches(${x}, '[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f]')`,
-  wholeValue: "[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f]*",
+  wholeValue: "[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f]+",
   message: (value) => {
     const code = [...value]
       .map((char) => char.codePointAt(0)!)
