@@ -11,6 +11,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
 import { STAGING_COLUMNS } from "../store/record-replace.js";
+import { rolledUpTableOf } from "../store/record-rollup.js";
 import { type LoadOrigin, type LoadSummary, type RecordLoads, stagesLoads } from "../store/store.js";
 import { makeWorkDir } from "../work-dirs.js";
 import { openScratch } from "./file-staging.js";
@@ -79,6 +80,7 @@ async function loadFile(
           brandId,
           files,
           store.storedFileFormat,
+          rolledUpTableOf("staged_records"),
         );
       } finally {
         scratch.close();

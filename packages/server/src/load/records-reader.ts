@@ -5,7 +5,7 @@
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { STAGING_COLUMNS, STORED_ORDER } from "../store/record-replace.js";
-import { rolledUpRowsOf } from "../store/record-rollup.js";
+import { ROLLED_UP_COLUMNS, rolledUpRowsOf } from "../store/record-rollup.js";
 import type { StoredFileFormat, StoredRecord, StoredRecordsFile } from "../store/store.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
@@ -112,7 +112,9 @@ export type StoredLoadFiles = Pick<StoredRecordsFile, "path" | "rolledUpPath" | 
 /**
  * Writes the rows of `query` (`STAGING_COLUMNS` in stored types) as `brandId`'s load, the files a
  * store reads itself (`StoredRecordsFile`): the rows of `records` in `STORED_ORDER` as Parquet or
- * headerless CSV, their rollup and their record ids as headerless CSV.
+ * headerless CSV, their rollup and their record ids as headerless CSV. `rolledUp`: a table of
+ * ours holding the rows rolled up already (`rolledUpRowsOf`'s columns, maybe more), as the load's
+ * checks leave them (record-staging.ts); without it, they are rolled up here.
  */
 export async function writeStoredLoad(
   connection: DuckDBConnection,
@@ -120,11 +122,15 @@ export async function writeStoredLoad(
   brandId: string,
   files: StoredLoadFiles,
   format: StoredFileFormat,
+  rolledUp?: string,
 ): Promise<void> {
   const rows = `SELECT ${sqlString(brandId)} AS brand_id, ${STAGING_COLUMNS.join(", ")} FROM (${query})
     ORDER BY ${STORED_ORDER}`;
   await copyRows(connection, rows, files.path, format);
-  await copyRows(connection, rolledUpRowsOf(`(${query})`), files.rolledUpPath, "csv");
+  const rollup = rolledUp
+    ? `SELECT ${ROLLED_UP_COLUMNS.join(", ")} FROM ${rolledUp}`
+    : rolledUpRowsOf(`(${query})`);
+  await copyRows(connection, rollup, files.rolledUpPath, "csv");
   await copyRows(connection, `SELECT record_id FROM (${query})`, files.recordIdsPath, "csv");
 }
 
