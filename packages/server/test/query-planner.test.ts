@@ -1,11 +1,13 @@
 /**
  * The query planner (STYLE.md principle 5): values are bound as parameters in the dialect it is
- * given, and the only values written into SQL text, currency codes, pass one check against the
- * closed list of currencies.
+ * given, and the only values written into SQL text, currency codes and LIMIT and OFFSET row counts,
+ * pass one check each (the closed list of currencies; a whole number).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { DuckDBInstance } from "@duckdb/node-api";
 import type { CurrencyCode } from "../src/currencies.js";
+import { DUCKDB_SCHEMA } from "../src/store/duckdb/schema.js";
 import {
   planAggregatePage,
   planDataVersion,
@@ -82,6 +84,51 @@ describe("the query planner", () => {
         () => planAggregatePage({ ...AGGREGATE, currency: query.currency }, POSTGRES_DIALECT),
         /not a supported currency code/,
       );
+    }
+  });
+
+  it("writes a page's LIMIT and OFFSET as whole numbers and refuses any other row count", () => {
+    for (const dialect of [DUCKDB_DIALECT, POSTGRES_DIALECT]) {
+      assert.match(
+        planRecordsPage(recordsQuery("GBP"), dialect, { after: null }).sql,
+        /LIMIT 10 OFFSET 10\)/,
+      );
+      assert.match(planAggregatePage(AGGREGATE, dialect).sql, /LIMIT 5 OFFSET 0$/);
+      for (const pageSize of [1.5, Number.NaN, -1, 2 ** 53]) {
+        const query = { ...recordsQuery("GBP"), page: { page: 1, pageSize } };
+        assert.throws(() => planRecordsPage(query, dialect, { after: null }), /not a row count/);
+      }
+    }
+  });
+
+  it("has DuckDB cut a page sorted by a value with a Top-N, not a sort of every matching row", async () => {
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    try {
+      for (const statement of DUCKDB_SCHEMA) await connection.run(statement);
+      await connection.run(`INSERT INTO records SELECT 'brand-x', 'r-' || i, DATE '2021-03-01' + CAST(i % 4 AS INTEGER),
+        CASE WHEN i % 2 = 0 THEN 'DE' ELSE 'FR' END, 'google_ads', 'search', 'c', 'C', i, i % 97, i * 37 % 100003,
+        0, 0, CASE WHEN i % 3 = 0 THEN 'EUR' ELSE 'GBP' END FROM range(100000) t(i)`);
+      const query: RecordsQuery = {
+        ...recordsQuery("USD"),
+        scope: { ...SCOPE, brandId: "brand-x" },
+        page: { page: 4, pageSize: 1000 },
+      };
+      for (const field of ["SPEND", "CLICKS"] as const) {
+        const plan = planRecordsPage({ ...query, sort: [{ field, direction: "DESC" }] }, DUCKDB_DIALECT, {
+          after: null,
+        });
+        const explained = await connection.runAndReadAll(`EXPLAIN ${plan.sql}`, plan.params as string[]);
+        const physical = explained
+          .getRows()
+          .map((row) => String(row[1]))
+          .join("\n");
+        // (The page's own 1,000 rows are ordered again above it.)
+        assert.match(physical, /TOP_N/, physical);
+      }
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
     }
   });
 

@@ -110,6 +110,16 @@ class Statement {
   };
 }
 
+/**
+ * A LIMIT's or OFFSET's row count written into the statement, never bound: DuckDB turns ORDER BY +
+ * LIMIT into a Top-N only when both are constants (`TopN::CanOptimize`), and sorts every matching
+ * row for a bound one. A count is a whole number the request's validation bounded.
+ */
+function rowCount(rows: number): string {
+  if (!Number.isSafeInteger(rows) || rows < 0) throw new Error(`not a row count: ${rows}`);
+  return String(rows);
+}
+
 const MONEY_COLUMNS = { spend: "spend_e4", revenue: "revenue_e4" } as const;
 const METRIC_COLUMNS: Record<Metric, string> = {
   IMPRESSIONS: "impressions",
@@ -150,12 +160,12 @@ function whereClause(scope: RowScope, statement: Statement): string {
     `r.date BETWEEN CAST(${bind(scope.from)} AS DATE) AND CAST(${bind(scope.to)} AS DATE)`,
   ];
   const inList = (column: string, values: string[]) => {
-    // No grants means no rows (rule 1), and `IN ()` is not SQL.
+    // No grants means no rows (rule 1), and an empty list is not SQL.
     if (values.length === 0) {
       conditions.push("FALSE");
       return;
     }
-    conditions.push(`${column} IN (${values.map(bind).join(", ")})`);
+    conditions.push(statement.dialect.oneOf(column, values.map(bind)));
   };
   inList("r.market", scope.markets);
   inList("r.data_source", scope.dataSources);
@@ -522,10 +532,10 @@ function pageStatement(query: RecordsQuery, dialect: SqlDialect, position: PageP
       `${idQualifier}record_id ASC`,
     ].join(", ");
   const { page, pageSize } = query.page;
-  const limit = statement.bind(position.rows ?? pageSize);
-  const offset = statement.bind(after ? 0 : (page - 1) * pageSize);
+  const limit = rowCount(position.rows ?? pageSize);
+  const offset = rowCount(after ? 0 : (page - 1) * pageSize);
   ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
-    ORDER BY ${orderBy("")} LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT))`);
+    ORDER BY ${orderBy("")} LIMIT ${limit} OFFSET ${offset})`);
 
   const columns: PageColumn[] = [];
   const fields: string[] = [];
@@ -689,8 +699,8 @@ export function planRecordsExport(
           : column(field);
     return `${expression} AS "${field}"`;
   });
-  const take = position.take === null ? "" : ` LIMIT CAST(${statement.bind(position.take)} AS BIGINT)`;
-  const skip = position.skip > 0 ? ` OFFSET CAST(${statement.bind(position.skip)} AS BIGINT)` : "";
+  const take = position.take === null ? "" : ` LIMIT ${rowCount(position.take)}`;
+  const skip = position.skip > 0 ? ` OFFSET ${rowCount(position.skip)}` : "";
   return {
     sql: `WITH ${rates} SELECT ${columns.join(", ")} FROM records r ${joins} WHERE ${where}
       ORDER BY r.date ASC, r.record_id ASC${take}${skip}`,
@@ -805,14 +815,14 @@ export function planAggregatePage(query: AggregateQuery, dialect: SqlDialect): P
     ...query.sort.map((entry) => `${sortKey(entry.field)} ${entry.direction}`),
     ...groups.map((group) => `${group.outer} ASC`),
   ];
-  const limit = statement.bind(query.page.pageSize);
-  const offset = statement.bind((query.page.page - 1) * query.page.pageSize);
+  const limit = rowCount(query.page.pageSize);
+  const offset = rowCount((query.page.page - 1) * query.page.pageSize);
   const select = columns.map((expression, index) => `${expression} AS c${index}`).join(", ");
   return {
     sql: `WITH ${ctes.join(",\n")} SELECT ${select} FROM partial r ${joins}
       ${groups.length > 0 ? `GROUP BY ${groups.map((group) => group.outer).join(", ")}` : ""}
       ${order.length > 0 ? `ORDER BY ${order.join(", ")}` : ""}
-      LIMIT CAST(${limit} AS BIGINT) OFFSET CAST(${offset} AS BIGINT)`,
+      LIMIT ${limit} OFFSET ${offset}`,
     params: statement.params,
     fields,
     windowColumns,
