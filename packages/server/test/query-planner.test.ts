@@ -15,7 +15,12 @@ import {
   planRecordsPage,
 } from "../src/store/query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "../src/store/query-request.js";
-import { currencyLiteral, DUCKDB_DIALECT, POSTGRES_DIALECT } from "../src/store/sql-dialect.js";
+import {
+  currencyLiteral,
+  DUCKDB_DIALECT,
+  DUCKDB_SHORT_LIST,
+  POSTGRES_DIALECT,
+} from "../src/store/sql-dialect.js";
 
 const SCOPE = {
   brandId: "brand-x'; DROP TABLE records; --",
@@ -107,7 +112,7 @@ describe("the query planner", () => {
     try {
       for (const statement of DUCKDB_SCHEMA) await connection.run(statement);
       await connection.run(`INSERT INTO records SELECT 'brand-x', 'r-' || i, DATE '2021-03-01' + CAST(i % 4 AS INTEGER),
-        CASE WHEN i % 2 = 0 THEN 'DE' ELSE 'FR' END, 'google_ads', 'search', 'c', 'C', i, i % 97, i * 37 % 100003,
+        CASE WHEN i % 2 = 0 THEN 'DE' ELSE 'FR' END, 'google_ads', 'search', 'c' || (i % 400), 'C', i, i % 97, i * 37 % 100003,
         0, 0, CASE WHEN i % 3 = 0 THEN 'EUR' ELSE 'GBP' END FROM range(100000) t(i)`);
       const query: RecordsQuery = {
         ...recordsQuery("USD"),
@@ -126,6 +131,29 @@ describe("the query planner", () => {
         // (The page's own 1,000 rows are ordered again above it.)
         assert.match(physical, /TOP_N/, physical);
       }
+      // A list longer than DUCKDB_SHORT_LIST is matched with IN (one hash join, not a test per
+      // value), a shorter one with list_contains; both read the same rows.
+      const campaignRows = async (campaignIds: string[]) => {
+        const plan = planRecordsPage(
+          { ...query, scope: { ...query.scope, campaignIds }, page: { page: 1, pageSize: 5000 } },
+          DUCKDB_DIALECT,
+          { after: null },
+        );
+        const read = await connection.runAndReadAll(plan.sql, plan.params as string[]);
+        return { sql: plan.sql, rows: read.getRows().length };
+      };
+      const short = await campaignRows(["c1", "c2"]);
+      assert.match(short.sql, /list_contains\(\[\?, \?\], r\.campaign_id\)/);
+      const long = await campaignRows(Array.from({ length: DUCKDB_SHORT_LIST + 1 }, (_, i) => `c${i}`));
+      assert.match(long.sql, /r\.campaign_id IN \((\?, ){8}\?\)/);
+      const expected = await connection.runAndReadAll(
+        `SELECT count(*) FILTER (WHERE campaign_id IN ('c1', 'c2') AND market IN ('DE', 'FR')),
+          count(*) FILTER (WHERE campaign_id IN (${Array.from({ length: DUCKDB_SHORT_LIST + 1 }, (_, i) => `'c${i}'`).join(", ")}) AND market IN ('DE', 'FR'))
+        FROM records`,
+      );
+      const [shortRows, longRows] = expected.getRows()[0]!.map(Number);
+      assert.deepEqual([short.rows, long.rows], [shortRows, longRows]);
+      assert.ok(shortRows! > 0 && longRows! > shortRows!);
     } finally {
       connection.closeSync();
       instance.closeSync();
