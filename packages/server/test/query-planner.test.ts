@@ -144,11 +144,12 @@ describe("the query planner", () => {
       };
       const short = await campaignRows(["c1", "c2"]);
       assert.match(short.sql, /list_contains\(\[\?, \?\], r\.campaign_id\)/);
-      const long = await campaignRows(Array.from({ length: DUCKDB_SHORT_LIST + 1 }, (_, i) => `c${i}`));
+      const longIds = Array.from({ length: DUCKDB_SHORT_LIST + 1 }, (_, i) => `c${i}`);
+      const long = await campaignRows(longIds);
       assert.match(long.sql, /r\.campaign_id IN \((\?, ){8}\?\)/);
       const expected = await connection.runAndReadAll(
         `SELECT count(*) FILTER (WHERE campaign_id IN ('c1', 'c2') AND market IN ('DE', 'FR')),
-          count(*) FILTER (WHERE campaign_id IN (${Array.from({ length: DUCKDB_SHORT_LIST + 1 }, (_, i) => `'c${i}'`).join(", ")}) AND market IN ('DE', 'FR'))
+          count(*) FILTER (WHERE campaign_id IN (${longIds.map((id) => `'${id}'`).join(", ")}) AND market IN ('DE', 'FR'))
         FROM records`,
       );
       const [shortRows, longRows] = expected.getRows()[0]!.map(Number);

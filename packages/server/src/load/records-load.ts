@@ -71,16 +71,17 @@ async function loadFile(
     }
     return await handOver(store, brandId, origin, onReplacing, async (files) => {
       const scratch = await openScratch(memoryMb);
+      const staging = "staged_records";
       try {
-        await stageRecords(scratch.connection, "staged_records", request, progress);
+        await stageRecords(scratch.connection, staging, request, progress);
         progress.phase("writing");
         await writeStoredLoad(
           scratch.connection,
-          `SELECT ${STAGING_COLUMNS.join(", ")} FROM staged_records`,
+          `SELECT ${STAGING_COLUMNS.join(", ")} FROM ${staging}`,
           brandId,
           files,
           store.storedFileFormat,
-          rolledUpTableOf("staged_records"),
+          rolledUpTableOf(staging),
         );
       } finally {
         scratch.close();
