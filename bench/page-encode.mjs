@@ -2,8 +2,8 @@
 // Times the server's work per `marketingRecords` page on a seeded DuckDB data directory, in two
 // parts: (a) reading a 5000-row page through the store (`queryRecords`, pages asked as the page
 // cache asks a walk's: the packed page's SQL, its parse into columns, money converted), (b)
-// writing its JSON (`recordsJson`, on a fresh copy of the page object: answers are kept per page
-// object). CPU time, best of `--rounds`: the main thread's own (/proc/thread-self/schedstat,
+// writing its JSON (`recordsJson`, on a fresh copy of the page object: builds before issue 17's
+// twelfth pass kept the answer per page object). CPU time, best of `--rounds`: the main thread's own (/proc/thread-self/schedstat,
 // nanoseconds) and, for reads, the whole process's (`process.cpuUsage`: DuckDB's statement on
 // libuv's pool included). `--server` is the built server package timed; `--baseline`, another
 // commit's build (its `dist`), is timed in the same run, round for round in turn, and the table

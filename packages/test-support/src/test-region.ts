@@ -19,6 +19,8 @@ import { seedRegion } from "./seeded-region.js";
 export interface TestRegionOptions extends ConfigInput {
   /** Data days ending yesterday; default 120. */
   days?: number;
+  /** The demo's scale (its campaigns multiplied); default 1. */
+  scale?: number;
 }
 
 /** A GraphQL answer: status, headers and the parsed body. */
@@ -74,11 +76,11 @@ export function appOf(credentials: DemoCredentials, appClientId?: string) {
 
 /** Starts a seeded region (not listening; use `inject`, or `service.app.listen`). */
 export async function startTestRegion(options: TestRegionOptions = {}): Promise<TestRegion> {
-  const { days = 120, ...configInput } = options;
+  const { days = 120, scale, ...configInput } = options;
   const name = configInput.region ?? "uk";
   const seeded = await seedRegion(
     { authUrl: `http://${name}.auth.test`, baseUrl: `http://${name}.api.test`, ...configInput },
-    { prefix: "mdq-test-", days },
+    { prefix: "mdq-test-", days, ...(scale === undefined ? {} : { scale }) },
   );
   const { store, credentials } = seeded;
   const service = await buildService(seeded.config, { store });

@@ -21,6 +21,7 @@ import { formatErrors } from "./error-formatting.js";
 import { QUERY_LIMITS } from "./query-limits.js";
 import { requestChecks } from "./request-checks.js";
 import { type RequestContext, resolvers } from "./resolvers.js";
+import { ResponseBuffers } from "./response-buffers.js";
 import { typeDefs } from "./schema.js";
 
 export interface GraphQLEndpointOptions {
@@ -99,7 +100,7 @@ function operationErrorsCoded(data: unknown, errors: readonly GraphQLError[]): G
  * The response's JSON as UTF-8 chunks, each records page written by records-json.ts
  * (`RequestContext.recordsJson`) spliced where its field's empty placeholder list stands: the
  * bytes `JSON.stringify` gives the response with those rows in it. A page's chunk is its own
- * (cached) buffer, written to the socket as it is, never copied per response.
+ * buffer (response-buffers.ts), written to the socket as it is.
  */
 function responseChunks(
   response: { data?: unknown; errors?: unknown; extensions?: unknown },
@@ -134,6 +135,8 @@ function responseChunks(
 export const JIT_AFTER_RUNS = 1;
 /** Query strings whose parsed document (or refusal) is kept, by Mercurius and by the checks. */
 const DOCUMENT_CACHE_SIZE = 1024;
+/** Free response buffers kept at most: eight walks' 5000-row pages (2 MiB each). */
+const FREE_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Registers the GraphQL endpoint on `app`. */
 export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndpointOptions): Promise<void> {
@@ -150,6 +153,7 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
   // Mercurius parses and validates again (once per query string): only checked requests reach it.
   const checks = requestChecks(app.graphql.schema, DOCUMENT_CACHE_SIZE);
   const auth = { ...options, verifiedTokens: new VerifiedTokens() };
+  const responseBuffers = new ResponseBuffers(FREE_RESPONSE_BYTES);
 
   app.post("/graphql", async (request, reply) => {
     const { type, charset } = mediaTypeOf(request.headers["content-type"]);
@@ -164,6 +168,7 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       timeZone: options.timeZone,
       pageInfo: {},
       recordsJson: new Map(),
+      responseBuffers,
     };
     if (body.query.length > QUERY_LIMITS.maxQueryLength) {
       return sendGraphQLError(
@@ -207,6 +212,12 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
     if (Object.keys(context.pageInfo).length > 0) response.extensions = { pageInfo: context.pageInfo };
     if (context.recordsJson.size === 0) return reply.send(response);
     const chunks = responseChunks(response, context.recordsJson);
+    // 'finish': the last byte was handed to the socket, so nothing reads the pages' buffers any
+    // more. A response cut off ('close' alone) may still have writes under way: its buffers are
+    // left to the garbage collector.
+    reply.raw.once("finish", () => {
+      for (const json of context.recordsJson.values()) responseBuffers.give(json);
+    });
     return reply
       .type("application/json; charset=utf-8")
       .header("content-length", String(chunks.reduce((bytes, chunk) => bytes + chunk.length, 0)))

@@ -28,6 +28,7 @@ import {
   jsonString,
   MAX_DECIMAL_PLACES,
 } from "./json-bytes.js";
+import type { ResponseBuffers } from "./response-buffers.js";
 
 /** How GraphQL serialises a field's values (schema.ts `MarketingRecord`). */
 enum Output {
@@ -67,24 +68,20 @@ const MAX_INT = 2_147_483_647;
 const DECIMAL_LIMIT = 1e15;
 
 /**
- * Each page's JSON, written once: a cached page (store/page-cache.ts) is the same object on every
- * hit, so its bytes are reused, and dropped with it.
- */
-const written = new WeakMap<RecordsPage, Buffer | null>();
-
-/**
  * The JSON array of the page's records, UTF-8, keys in `page.fields` order (a plain selection's
- * order); null when GraphQL would not serialise a value as it stands (then answer with
- * `recordObjects`).
- * @example const json = recordsJson(page); if (json) context.recordsJson.set(key, json);
+ * order), in a buffer taken from `buffers` when given (the endpoint gives it back once the
+ * response is sent: response-buffers.ts), else in a buffer of its own; null when GraphQL would
+ * not serialise a value as it stands (then answer with `recordObjects`). Written anew for every
+ * response, a page the cache answers included: kept beside the page, the buffer could not be
+ * reused (0.9 ms of CPU a 5000-row page: `node bench/page-encode.mjs` at scale 30).
+ * @example const json = recordsJson(page, context.responseBuffers); if (json) context.recordsJson.set(key, json);
  */
-export function recordsJson(page: RecordsPage): Buffer | null {
-  let json = written.get(page);
-  if (json === undefined) {
-    json = encoded(page);
-    written.set(page, json);
-  }
-  return json;
+export function recordsJson(page: RecordsPage, buffers?: ResponseBuffers): Buffer | null {
+  const written = encoded(page);
+  if (written === null) return null;
+  const json = buffers?.take(written.length) ?? Buffer.allocUnsafe(written.length);
+  written.copy(json);
+  return json.subarray(0, written.length);
 }
 
 /** How `encoded` writes a field's values, one per row. */
@@ -188,13 +185,13 @@ function reserveScratch(bytes: number, kept: number): void {
 }
 
 /**
- * The page's JSON: each row's literal text (`RowLayout`) written a word at a time, text kept as
+ * The page's JSON in the scratch buffer (valid until the next call): each row's literal text (`RowLayout`) written a word at a time, text kept as
  * bytes copied a word at a time when its page holds nothing to escape (`Utf8Column.plain`), numbers
  * written from their digits. The buffer is sized once per page for everything but text kept as
  * bytes, which is checked per value. Null when a value is not one GraphQL serialises as it stands.
  */
 function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
-  if (rowCount === 0) return Buffer.from("[]");
+  if (rowCount === 0) return EMPTY_ARRAY;
   const writers: Writer[] = [];
   const literals: (string | null)[] = [];
   // The most bytes the page takes but for its text kept as bytes: numbers per row, text values.
@@ -297,8 +294,10 @@ function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
   }
   const close = layout.close;
   at = copyWords(view, at, chunks, starts[close]!, starts[close + 1]!);
-  return Buffer.from(bytes.subarray(0, at));
+  return bytes.subarray(0, at);
 }
+
+const EMPTY_ARRAY = Buffer.from("[]");
 
 /**
  * The page's rows as objects, one property per field: what GraphQL execution serialises for a

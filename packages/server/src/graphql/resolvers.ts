@@ -18,6 +18,7 @@ import {
 } from "./arguments.js";
 import { dataVersionText, parseDataVersion } from "./data-version-text.js";
 import { recordObjects, recordsJson } from "./records-json.js";
+import type { ResponseBuffers } from "./response-buffers.js";
 import { DateScalar, DateTimeScalar } from "./scalars.js";
 import { plainSelection, selectedFieldNames } from "./selection.js";
 
@@ -32,6 +33,8 @@ export interface RequestContext {
    * empty list and the endpoint writes this JSON in its place (graphql-endpoint.ts `responseChunks`).
    */
   recordsJson: Map<string, Buffer>;
+  /** What `recordsJson` is written into, given back once the response is sent. */
+  responseBuffers: ResponseBuffers;
 }
 
 function pageInfoOf(
@@ -111,7 +114,7 @@ async function recordsResolver(
   if (!page) throw new Error("the store answered a records query with no page");
   const key = String(info.path.key);
   context.pageInfo[key] = pageInfoOf(query.page, page, context.caller.region);
-  const json = plain ? recordsJson(page) : null;
+  const json = plain ? recordsJson(page, context.responseBuffers) : null;
   if (json === null) return recordObjects(page);
   context.recordsJson.set(key, json);
   return [];

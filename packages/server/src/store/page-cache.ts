@@ -30,8 +30,9 @@ type Row = Record<string, unknown>;
 type CachedPage = PageResult<Row> | RecordsPage;
 
 /**
- * Rough bytes of a cached page: what bounds the cache's memory. A records page's value counts
- * its JSON too, which the GraphQL layer keeps beside the page (graphql/records-json.ts).
+ * Rough bytes of a cached page: what bounds the cache's memory. A records page's is generous: its
+ * columns and the packed bytes its text points into (its JSON is written anew for each response,
+ * graphql/response-buffers.ts).
  */
 export function pageBytes(page: CachedPage): number {
   if ("columns" in page) return 256 + page.rowCount * (64 + page.fields.length * 64);

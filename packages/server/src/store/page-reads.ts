@@ -60,6 +60,11 @@ export interface SnapshotReader {
   /** Runs a planned statement. */
   run(statement: PlannedSql): Promise<ResultTable>;
   /**
+   * Runs a packed page's statement (query-planner.ts `PlannedPackedPage`: one row, its row count
+   * and its text), the text as UTF-8 bytes where the engine can hand them over undecoded.
+   */
+  runPacked(statement: PlannedSql): Promise<ResultTable>;
+  /**
    * The data generation this snapshot reads, or null when that is not known for sure (a write
    * raced its start): then nothing is reused from, or remembered for, other pages.
    */
@@ -129,11 +134,11 @@ export async function readRecordsPages(
   const after = walk?.boundaries.get(page - 1) ?? null;
   const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
   let plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
-  let packed = unpacked(await reader.run(plan), plan, pageSize, false);
+  let packed = unpacked(await reader.runPacked(plan), plan, pageSize, false);
   if (packed === null) {
     // A text value holds the separator (no load stores one): the same page, its text escaped.
     plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows }, true);
-    packed = unpacked(await reader.run(plan), plan, pageSize, true);
+    packed = unpacked(await reader.runPacked(plan), plan, pageSize, true);
     if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
   }
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");

@@ -618,17 +618,13 @@ export function snapshotReader(
   generation: SnapshotReader["generation"],
 ): SnapshotReader {
   const statements = preparedStatementsOf(connection);
-  return {
-    dialect: DUCKDB_DIALECT,
-    generation,
-    async run(statement) {
-      const result = await statements
-        .runAndReadAll(statement.sql, statement.params)
-        .catch((error: unknown) => {
-          throw storeError(error);
-        });
-      const columns = result.getColumnsJS();
-      return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
-    },
+  const run: SnapshotReader["run"] = async (statement) => {
+    const result = await statements.runAndReadAll(statement.sql, statement.params).catch((error: unknown) => {
+      throw storeError(error);
+    });
+    const columns = result.getColumnsJS();
+    return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
   };
+  // A packed page's text comes as a BLOB (the dialect's `utf8`): its bytes, undecoded.
+  return { dialect: DUCKDB_DIALECT, generation, run, runPacked: run };
 }

@@ -20,9 +20,9 @@
  */
 import type pg from "pg";
 import type { PoolClient } from "pg";
-import { to as copyTo } from "pg-copy-streams";
+import { copyStream } from "../postgres/copy-to.js";
 import { storeError } from "../postgres/postgres-errors.js";
-import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
+import { endReadTimeout } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { crlfRecords, LINE_QUOTE, planExportText } from "./export-sql.js";
@@ -45,17 +45,6 @@ const LINES = `FORMAT csv, QUOTE E'\\x${LINE_QUOTE.toString(16).padStart(2, "0")
  * scale 30 took 470–525 ms as cells, 660–880 as NDJSON lines (bench/README.md "18l").
  */
 const CSV_CELLS = `FORMAT csv, NULL E'\\x03'`;
-
-/**
- * A planned statement with its parameters written in as literals: `COPY` takes no parameters.
- * Each value is quoted by node-postgres's `escapeLiteral` (strings) or is a number the planner bound.
- */
-function withLiterals(client: PoolClient, statement: PlannedSql): string {
-  return statement.sql.replace(/\$(\d+)/g, (_, position: string) => {
-    const value = statement.params[Number(position) - 1]!;
-    return typeof value === "string" ? client.escapeLiteral(value) : String(value);
-  });
-}
 
 /** Opens a PostgreSQL export snapshot on a connection of `pool`. */
 export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnapshot> {
@@ -116,12 +105,7 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
   /** `statements` written by PostgreSQL with `COPY ... TO STDOUT (options)`, one after another. */
   async function* copied(statements: Iterable<PlannedSql>, options: string): AsyncIterable<Uint8Array> {
     for (const statement of statements) {
-      const copy = client.query(
-        Object.assign(
-          copyTo(`COPY (${withLiterals(client, statement)}) TO STDOUT (${options})`),
-          UNBOUNDED_QUERY,
-        ),
-      );
+      const copy = copyStream(client, statement, options);
       try {
         yield* copy;
       } catch (error) {

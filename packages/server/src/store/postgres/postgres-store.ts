@@ -30,6 +30,7 @@ import type {
 } from "../store.js";
 import { SchemaVersionError } from "../store-errors.js";
 import { copyCsvFile, copyRecords } from "./copy-records.js";
+import { readBinaryCopy } from "./copy-to.js";
 import { LATEST_SCHEMA_VERSION, schemaVersion } from "./migrations.js";
 import { storeError } from "./postgres-errors.js";
 import { createPostgresPool, type PostgresConnectionOptions, UNBOUNDED_QUERY } from "./postgres-pool.js";
@@ -424,6 +425,17 @@ export function snapshotReader(client: PoolClient, generation: string | null): S
         rowMode: "array",
       });
       return { rowCount: rows.length, value: (row, column) => rows[row]?.[column] };
+    },
+    async runPacked(statement) {
+      const rows = await readBinaryCopy(client, statement);
+      // The row count, a bigint: eight bytes, big-endian; the text: its UTF-8 bytes.
+      return {
+        rowCount: rows.length,
+        value: (row, column) => {
+          const bytes = rows[row]?.[column] ?? null;
+          return column === 0 && bytes !== null ? Number(bytes.readBigInt64BE(0)) : bytes;
+        },
+      };
     },
   };
 }
