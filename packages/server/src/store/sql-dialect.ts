@@ -97,11 +97,13 @@ function duckDbOneOf(column: string, placeholders: readonly string[]): string {
     : `${column} IN (${list})`;
 }
 
-/** DuckDB: `?` placeholders, `strftime`, HUGEINT, and an ASOF join for the rate of each day. */
+/** DuckDB: `?` placeholders, dates cast to text, HUGEINT, and an ASOF join for the rate of each day. */
 export const DUCKDB_DIALECT: SqlDialect = {
   engine: "duckdb",
   placeholder: () => "?",
-  formatDate: (expression) => `strftime(${expression}, '%Y-%m-%d')`,
+  // The same text as strftime '%Y-%m-%d' for every date a load accepts (years 1 to 9999), for
+  // less: a 10,000-row packed page's statement 11.9 → 11.2 ms of CPU (issue 17, twelfth pass).
+  formatDate: (expression) => `CAST(${expression} AS VARCHAR)`,
   weekStart: (expression) => `CAST(date_trunc('week', ${expression}) AS DATE)`,
   monthStart: (expression) => `CAST(date_trunc('month', ${expression}) AS DATE)`,
   wideInteger: "HUGEINT",
