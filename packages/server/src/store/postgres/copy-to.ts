@@ -3,7 +3,7 @@
  * reaches the caller as the bytes it sent, never decoded. An export streams them (text formats);
  * a packed records page reads its one row in the binary format (`readBinaryCopy`), its text as
  * UTF-8 bytes: as a query result, node-postgres would decode a 5000-row page's text into a string
- * and packed-page.ts encode it back (a fifth of the server's main thread in a PostgreSQL cold
+ * and packed-page.ts encode it back (a sixth of the server's main thread in a PostgreSQL cold
  * walk, bench/README.md issue 17 twelfth pass).
  */
 import type { PoolClient } from "pg";
