@@ -184,11 +184,15 @@ function reserveScratch(bytes: number, kept: number): void {
   scratchView = new DataView(grown.buffer, grown.byteOffset, grown.length);
 }
 
+/** The JSON of a page of no rows. */
+const EMPTY_ARRAY = Buffer.from("[]");
+
 /**
- * The page's JSON in the scratch buffer (valid until the next call): each row's literal text (`RowLayout`) written a word at a time, text kept as
- * bytes copied a word at a time when its page holds nothing to escape (`Utf8Column.plain`), numbers
- * written from their digits. The buffer is sized once per page for everything but text kept as
- * bytes, which is checked per value. Null when a value is not one GraphQL serialises as it stands.
+ * The page's JSON in the scratch buffer (valid until the next call): each row's literal text
+ * (`RowLayout`) written a word at a time, text kept as bytes copied a word at a time when its page
+ * holds nothing to escape (`Utf8Column.plain`), numbers written from their digits. The buffer is
+ * sized once per page for everything but text kept as bytes, which is checked per value. Null when
+ * a value is not one GraphQL serialises as it stands.
  */
 function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
   if (rowCount === 0) return EMPTY_ARRAY;
@@ -296,8 +300,6 @@ function encoded({ fields, columns, rowCount }: RecordsPage): Buffer | null {
   at = copyWords(view, at, chunks, starts[close]!, starts[close + 1]!);
   return bytes.subarray(0, at);
 }
-
-const EMPTY_ARRAY = Buffer.from("[]");
 
 /**
  * The page's rows as objects, one property per field: what GraphQL execution serialises for a
