@@ -212,7 +212,7 @@ export async function measureColdWalk({ scenario, options, context, running, ski
     // asked every walk it will replay. A server walks keys that no timed round asks (its answer
     // caches stay cold): what it warms is its JIT, as a server that has run for a while has, so
     // that the first timed round does not measure the compiler (the first of three timed
-    // rounds at scale 30 ran 9–16% slower than the next two: bench/README.md).
+    // rounds at scale 30 ran 5–16% slower than the next two: bench/README.md).
     for (const [sizeIndex, pageSize] of sizes.entries()) {
       const set =
         contender === "bare-memory"
