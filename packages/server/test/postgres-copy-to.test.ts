@@ -1,7 +1,8 @@
 /**
  * PostgreSQL statements read through `COPY ... TO STDOUT` (store/postgres/copy-to.ts), as a
  * packed records page is: its binary format read whole, text as the UTF-8 bytes the server sent,
- * parameters written in as literals; a failing COPY rejects and leaves its connection usable.
+ * parameters written in as literals, under the client's read timeout; a failing COPY rejects and
+ * leaves its connection usable.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -53,6 +54,20 @@ describe("PostgreSQL COPY reads", () => {
       assert.equal(rows[0]?.[0]?.toString("utf8"), tricky);
     } finally {
       client.release();
+    }
+  });
+
+  it("keeps the client's read timeout: a COPY that outlasts it is refused, as any statement is", async () => {
+    const bounded = new pg.Pool({ connectionString: database.url, max: 1, query_timeout: 200 });
+    const client = await bounded.connect();
+    try {
+      await assert.rejects(
+        readBinaryCopy(client, { sql: "SELECT pg_sleep(2)", params: [] }),
+        /Query read timeout/,
+      );
+    } finally {
+      client.release(true);
+      await bounded.end();
     }
   });
 

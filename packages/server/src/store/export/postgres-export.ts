@@ -22,7 +22,7 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import { copyStream } from "../postgres/copy-to.js";
 import { storeError } from "../postgres/postgres-errors.js";
-import { endReadTimeout } from "../postgres/postgres-pool.js";
+import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
 import { snapshotReader } from "../postgres/postgres-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { crlfRecords, LINE_QUOTE, planExportText } from "./export-sql.js";
@@ -105,7 +105,7 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
   /** `statements` written by PostgreSQL with `COPY ... TO STDOUT (options)`, one after another. */
   async function* copied(statements: Iterable<PlannedSql>, options: string): AsyncIterable<Uint8Array> {
     for (const statement of statements) {
-      const copy = copyStream(client, statement, options);
+      const copy = copyStream(client, statement, options, UNBOUNDED_QUERY);
       try {
         yield* copy;
       } catch (error) {

@@ -9,7 +9,7 @@
 import type { PoolClient } from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import type { PlannedSql } from "../query-planner.js";
-import { endReadTimeout, UNBOUNDED_QUERY } from "./postgres-pool.js";
+import { endReadTimeout, type UNBOUNDED_QUERY } from "./postgres-pool.js";
 
 /**
  * A planned statement with its parameters written in as literals: `COPY` takes no parameters.
@@ -23,16 +23,19 @@ export function withLiterals(client: PoolClient, statement: PlannedSql): string 
 }
 
 /**
- * `COPY (statement) TO STDOUT (options)` on `client` as a stream of its bytes, exempt from
- * node-postgres's client-side timeout (the session's statement timeout still bounds it); call
- * `endReadTimeout` with the stream however it ended.
+ * `COPY (statement) TO STDOUT (options)` on `client` as a stream of its bytes, under the client's
+ * own read timeout (the statement timeout plus its slack, as any statement), or exempt from it
+ * with `UNBOUNDED_QUERY` (an export's COPYs; the session's statement timeout still bounds them).
+ * Call `endReadTimeout` with the stream however it ended: node-postgres clears its timer only then.
  */
-export function copyStream(client: PoolClient, statement: PlannedSql, options: string) {
+export function copyStream(
+  client: PoolClient,
+  statement: PlannedSql,
+  options: string,
+  timeout: typeof UNBOUNDED_QUERY | Record<string, never> = {},
+) {
   return client.query(
-    Object.assign(
-      copyTo(`COPY (${withLiterals(client, statement)}) TO STDOUT (${options})`),
-      UNBOUNDED_QUERY,
-    ),
+    Object.assign(copyTo(`COPY (${withLiterals(client, statement)}) TO STDOUT (${options})`), timeout),
   );
 }
 
