@@ -197,6 +197,8 @@ describe("readRecordsFile", () => {
         { line: 4, column: "record_id", message: 'duplicate record_id "r-1", first on line 2' },
         { line: 5, column: "record_id", message: 'duplicate record_id "r-1", first on line 2' },
       ]);
+      // The load's fast path (record-staging.ts `keysUnique`) sends the file to this exact read.
+      assert.equal(await fixtures.fastPath(path), "not clean");
     });
 
     it("rejects a repeated (date, market, data_source, campaign_id) even with different record ids", async () => {
@@ -216,6 +218,7 @@ describe("readRecordsFile", () => {
             'duplicate (date, market, data_source, campaign_id) = ("2026-03-01", "GB", "google_ads", "c-1"), first on line 2',
         },
       ]);
+      assert.equal(await fixtures.fastPath(path), "not clean");
     });
 
     it("rejects a repeated natural key when record ids are derived", async () => {
@@ -233,6 +236,7 @@ describe("readRecordsFile", () => {
             'duplicate (date, market, data_source, campaign_id) = ("2026-03-01", "GB", "google_ads", "c-1"), first on line 2',
         },
       ]);
+      assert.equal(await fixtures.fastPath(path), "not clean");
     });
   });
 
