@@ -162,10 +162,11 @@ export async function stageRecords(
  * not a GROUP BY of a million groups nor `count(DISTINCT …)`: DuckDB spills both past its memory
  * limit (a distinct count of 10 M keys ran out of memory under a load's 128 MB, issue 19), and
  * the grouping built a hash table of every key. Measured on 1 M staged rows, both keys, two
- * threads under 256 MB (bare DuckDB, 2-core AMD EPYC, medians of 5): grouped by hash 340–400 ms,
- * sorted 190–220; 10 M rows 3.35 s against 2.8–3.2 s. Two keys that differ but share a hash read
- * as a duplicate: the file is then diagnosed by the exact read (records-file.ts), which finds none
- * and loads it, slower but never wrong; the odds are about n² / 2⁶⁵ (3 in 10⁸ for a million rows).
+ * threads under 256 MB (bare DuckDB, 2-core AMD EPYC, five runs each): grouped by hash 323–405
+ * ms, sorted 212–247; 10 M rows 3.35–3.39 s against 2.82–3.18. Two keys that differ but share a
+ * hash read as a duplicate: the file is then diagnosed by the exact read (records-file.ts), which
+ * finds none and loads it, slower but never wrong; the odds are about n² / 2⁶⁵ (3 in 10⁸ for a
+ * million rows).
  */
 async function keysUnique(connection: DuckDBConnection, staging: string, keys: string[]): Promise<boolean> {
   const duplicates = keys.map(
