@@ -132,12 +132,13 @@ export async function readRecordsPages(
   if (left <= 0) return [empty];
   const rows = pageSize * Math.max(1, Math.min(pages, Math.ceil(left / pageSize)));
   const after = walk?.boundaries.get(page - 1) ?? null;
-  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : query;
-  let plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows });
+  const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : null;
+  const position = { after, rows, spansRows: narrowed !== null };
+  let plan = planPackedRecordsPage(narrowed ?? query, reader.dialect, position);
   let packed = unpacked(await reader.runPacked(plan), plan, pageSize, false);
   if (packed === null) {
     // A text value holds the separator (no load stores one): the same page, its text escaped.
-    plan = planPackedRecordsPage(narrowed, reader.dialect, { after, rows }, true);
+    plan = planPackedRecordsPage(narrowed ?? query, reader.dialect, position, true);
     packed = unpacked(await reader.runPacked(plan), plan, pageSize, true);
     if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
   }
@@ -378,18 +379,18 @@ export async function walkFacts(
 
 /**
  * `query` with its range cut to the days `rows` rows after `after` can span (walk-memory.ts
- * `pageDays`). Only a read that starts at a known place is narrowed: page 1, or after a served
- * page; any other page is read by its offset over the whole range.
+ * `pageDays`), or null when it is not cut. Only a read that starts at a known place is narrowed:
+ * page 1, or after a served page; any other page is read by its offset over the whole range.
  */
 function narrowToPage(
   query: RecordsQuery,
   days: readonly DayCount[],
   after: PageBoundary | null,
   rows: number,
-): RecordsQuery {
-  if (after === null && query.page.page !== 1) return query;
+): RecordsQuery | null {
+  if (after === null && query.page.page !== 1) return null;
   const span = pageDays(days, query.sort[0]!.direction, after, rows);
-  return span === null ? query : { ...query, scope: { ...query.scope, ...span } };
+  return span === null ? null : { ...query, scope: { ...query.scope, ...span } };
 }
 
 /** The stored FX rates the days of `range` can use (query-planner.ts `planFxRates`). */
