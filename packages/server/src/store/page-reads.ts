@@ -4,9 +4,11 @@
  * Each engine supplies only how to run a planned statement on its snapshot (`SnapshotReader`).
  */
 import type { CurrencyCode } from "../currencies.js";
-import { type PackedColumn, type PackedColumns, PackedKind, packedPages } from "./packed-page.js";
+import { inDayOrder, type PackedColumn, type PackedColumns, PackedKind, packedPages } from "./packed-page.js";
 import {
   aggregateReadsRollup,
+  type PackedReading,
+  type PagePosition,
   type PlannedAggregatePage,
   type PlannedCount,
   type PlannedPackedPage,
@@ -134,14 +136,7 @@ export async function readRecordsPages(
   const after = walk?.boundaries.get(page - 1) ?? null;
   const narrowed = sortedByDayAlone(query) ? narrowToPage(query, facts.days, after, rows) : null;
   const position = { after, rows, spansRows: narrowed !== null };
-  let plan = planPackedRecordsPage(narrowed ?? query, reader.dialect, position);
-  let packed = unpacked(await reader.runPacked(plan), plan, pageSize, false);
-  if (packed === null) {
-    // A text value holds the separator (no load stores one): the same page, its text escaped.
-    plan = planPackedRecordsPage(narrowed ?? query, reader.dialect, position, true);
-    packed = unpacked(await reader.runPacked(plan), plan, pageSize, true);
-    if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
-  }
+  const { plan, packed } = await readPacked(reader, narrowed ?? query, position);
   const selectsMoney = query.fields.includes("spend") || query.fields.includes("revenue");
   const money = selectsMoney ? new MoneyConverter(query.currency, await rates()) : null;
   const answered: RecordsPage[] = [];
@@ -157,6 +152,35 @@ export async function readRecordsPages(
     if (walk) rememberBoundary(walk, page + answered.length - 1, boundaryOf(columns, plan, rowCount - 1));
   }
   return answered.length > 0 ? answered : [empty];
+}
+
+/**
+ * The rows at `position` of `query` packed (`planPackedRecordsPage`), cut into pages: read again
+ * with its text escaped when a text value holds the separator (no load stores one), and again
+ * sorted when its rows, joined in the order the cut handed them, are not in the sort's order.
+ */
+async function readPacked(
+  reader: SnapshotReader,
+  query: RecordsQuery,
+  position: PagePosition,
+): Promise<{ plan: PlannedPackedPage; packed: PackedColumns[] }> {
+  const { pageSize } = query.page;
+  const read = async (reading: PackedReading) => {
+    const plan = planPackedRecordsPage(query, reader.dialect, position, reading);
+    return { plan, packed: unpacked(await reader.runPacked(plan), plan, pageSize, reading.escaped === true) };
+  };
+  let reading: PackedReading = {};
+  let { plan, packed } = await read(reading);
+  if (packed === null) {
+    reading = { escaped: true };
+    ({ plan, packed } = await read(reading));
+    if (packed === null) throw new Error("an escaped packed page does not hold the values of its rows");
+  }
+  if (plan.inCutOrder && !inDayOrder(packed, plan.boundaryColumns, query.sort[0]!.direction)) {
+    ({ plan, packed } = await read({ ...reading, sortAgain: true }));
+    if (packed === null) throw new Error("a packed page read again does not hold the values of its rows");
+  }
+  return { plan, packed };
 }
 
 /** The fields a packed page holds as whole numbers (packed-page.ts). */
