@@ -281,7 +281,8 @@ function bytesBefore(a: ByteRange, b: ByteRange): boolean {
  * the day alone: days in `direction`, and record ids ascending within a day by their UTF-8 bytes
  * (how both engines order them: DuckDB's text, PostgreSQL's `COLLATE "C"`). A read whose rows
  * are joined in the order its cut handed them is checked so (query-planner.ts
- * `PlannedPackedPage.inCutOrder`): 0.2 ms for 10,000 rows.
+ * `PlannedPackedPage.inCutOrder`): 0.4 ms of the JavaScript thread for 10,000 rows (the DuckDB
+ * statement saves 4.8).
  */
 export function inDayOrder(
   pages: readonly PackedColumns[],

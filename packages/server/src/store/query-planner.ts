@@ -492,9 +492,12 @@ export function planPackedRecordsPage(
     ? "page"
     : `(SELECT ${lineOf(page.columns)} AS line, ${page.orderKeys.join(", ")} FROM page r)`;
   const inCutOrder = lineBeforeCut && !sortAgain;
+  // Read again sorted, on either engine: PostgreSQL's `aggregateInOrder` trusts its subquery's order.
   const joined = inCutOrder
     ? "string_agg(p.line, chr(1))"
-    : dialect.aggregateInOrder("p.line", "chr(1)", page.orderIn("p."));
+    : sortAgain
+      ? `string_agg(p.line, chr(1) ORDER BY ${page.orderIn("p.")})`
+      : dialect.aggregateInOrder("p.line", "chr(1)", page.orderIn("p."));
   return {
     sql: `WITH ${page.ctes} SELECT count(*) AS n, ${dialect.utf8(joined)} AS packed FROM ${lines} p`,
     params: page.statement.params,
