@@ -605,7 +605,9 @@ function pageStatement(
     ? [`${lineOf(columns)} AS line`, ...sortKeys.map((key) => key.expression), "r.record_id"]
     : [...[...sourceColumns].map((column) => `r.${column}`), ...sortKeys.map((key) => key.expression)];
   const { page, pageSize } = query.page;
-  const limit = rowCount(position.rows ?? pageSize);
+  const limit = lineOf
+    ? dialect.spanLimit(rowCount(position.rows ?? pageSize))
+    : rowCount(position.rows ?? pageSize);
   const offset = rowCount(after ? 0 : (page - 1) * pageSize);
   ctes.push(`page AS (SELECT ${innerSelect.join(", ")} FROM records r ${innerJoins} WHERE ${where}
     ORDER BY ${orderBy("")} LIMIT ${limit} OFFSET ${offset})`);
