@@ -118,8 +118,10 @@ class Statement {
 
 /**
  * A LIMIT's or OFFSET's row count written into the statement, never bound: DuckDB turns ORDER BY +
- * LIMIT into a Top-N only when both are constants (`TopN::CanOptimize`), and sorts every matching
- * row for a bound one. A count is a whole number the request's validation bounded.
+ * LIMIT into a Top-N only when both are constants (`TopN::CanOptimize`). DuckDB 1.5 binds a
+ * prepared statement's parameters as constants, so a bound count gets a Top-N too (`EXPLAIN
+ * EXECUTE`, 2026-11-29); a limit that is not a constant, `(SELECT n)`, gets a whole sort
+ * (`SqlDialect.spanLimit`). A count is a whole number the request's validation bounded.
  */
 function rowCount(rows: number): string {
   if (!Number.isSafeInteger(rows) || rows < 0) throw new Error(`not a row count: ${rows}`);
