@@ -30,6 +30,7 @@ import type {
 } from "./query-request.js";
 import { ROLLUP_TABLE, rollupSum } from "./record-rollup.js";
 import { currencyLiteral, type SqlDialect } from "./sql-dialect.js";
+import { sortedByDayAlone } from "./walk-memory.js";
 
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
 export interface PlannedSql {
@@ -450,7 +451,7 @@ export interface PlannedPackedPage extends PlannedRecordsPage {
   /**
    * Whether its rows are joined in the order the cut hands them rather than sorted again (a page
    * sorted by the day alone over the days it spans: `PackedReading.sortAgain`). The engine does not
-   * promise that order, though a Top-N's rows are read by one thread: the reader checks it
+   * promise that order, though the cut's rows are read by one thread: the reader checks it
    * (packed-page.ts `inDayOrder`) and reads the page again sorted when it does not hold.
    */
   inCutOrder: boolean;
@@ -487,8 +488,7 @@ export function planPackedRecordsPage(
   // the same bytes). Over a whole range (another sort, a page at its offset) it is not: each of
   // its rows would be joined, not only the page's. The lines are then joined in the cut's order,
   // not sorted again by DuckDB, which copies every line into its sort (13.9 → 9.1 ms).
-  const lineBeforeCut =
-    position.spansRows === true && query.sort.every((entry) => entry.field === "DATE_DAY");
+  const lineBeforeCut = position.spansRows === true && sortedByDayAlone(query);
   const page = pageStatement(query, dialect, position, lineBeforeCut ? lineOf : null);
   const lines = lineBeforeCut
     ? "page"
