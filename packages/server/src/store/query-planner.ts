@@ -16,7 +16,7 @@
  */
 import { isDateDimension, RECORD_FIELDS } from "@mdq/contract";
 import { BASE_CURRENCY, CURRENCIES, CURRENCY_CODES, type CurrencyCode } from "../currencies.js";
-import { brandVersionColumns } from "./data-versions.js";
+import { brandVersionColumn } from "./data-versions.js";
 import type {
   AggregateQuery,
   AggregateSortField,
@@ -973,7 +973,7 @@ export function planReadiness(
         AND data_source IN (${grants.dataSources.map(bind).join(", ")}))`
     : "CAST(NULL AS VARCHAR)";
   // The brand's data version in the same statement: one read instead of two.
-  const version = brandVersionColumns(() => bind(brandId));
+  const version = brandVersionColumn(bind(brandId));
   return {
     sql: `SELECT ${published}, ${lastProcessed}, ${availableThrough} AS available_through, ${version}`,
     params: statement.params,
