@@ -1,7 +1,8 @@
 /**
  * A records file into the store: the whole of `mdq load` after its request is checked (CONTRACT
  * §4). The fast path (record-staging.ts) reads and checks the file in DuckDB straight into a
- * staging table: the DuckDB store's own, inside the load's transaction; for PostgreSQL a scratch
+ * staging table: the DuckDB store's own, inside the load's transaction (a Parquet file: a view
+ * over it, read again by the load's statements); for PostgreSQL a scratch
  * DuckDB's, handed over as CSV files for COPY (the rows, their rollup and their record ids). A
  * file the fast check does not pass is read again by `readRecordsFile`, which rejects it naming
  * its problems; should it find none (the fast check is the stricter in corner cases, such as a
@@ -63,10 +64,14 @@ async function loadFile(
   const onReplacing = () => progress.phase("replacing");
   try {
     if (stagesLoads(store)) {
-      const stage = async (connection: Parameters<typeof stageRecords>[0], staging: string) => ({
-        rows: (await stageRecords(connection, staging, request, progress)).rows,
-        rolledUp: true,
-      });
+      // A Parquet file is staged as a view over it: its rows are read from the file again rather
+      // than written into a table (record-staging.ts `StagingOptions.overFile`).
+      const stage = async (connection: Parameters<typeof stageRecords>[0], staging: string) => {
+        const { rows, unchanged } = await stageRecords(connection, staging, request, progress, {
+          overFile: true,
+        });
+        return { rows, rolledUp: true, ...(unchanged ? { unchanged } : {}) };
+      };
       return await store.replaceRecordsStaged(brandId, stage, origin, onReplacing);
     }
     return await handOver(store, brandId, origin, onReplacing, async (files) => {

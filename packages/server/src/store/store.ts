@@ -298,18 +298,27 @@ export interface StagedRows {
    * `rollUpStaged`), as the load's checks may (load/record-staging.ts); if not, the load does.
    */
   rolledUp: boolean;
+  /**
+   * When `staging` is a view over the load's file rather than a table (load/record-staging.ts
+   * `StagingOptions.overFile`): throws when the file changed since its rows were checked. The
+   * load calls it before it commits, and when it fails, so that it commits no row read after the
+   * checks and names the cause.
+   */
+  unchanged?: () => Promise<void>;
 }
 
 /**
  * Fills the staging table `staging` (`STAGING_COLUMNS` of record-replace.ts), a temporary table on
- * the engine's own DuckDB connection, before the load's transaction.
+ * the engine's own DuckDB connection, before the load's transaction; or makes `staging` a
+ * temporary view over the load's file (`StagedRows.unchanged`).
  */
 export type StageRecords = (connection: DuckDBConnection, staging: string) => Promise<StagedRows>;
 
 /**
  * A capability of an engine that is DuckDB itself: a load's file is read and checked straight
  * into a temporary staging table of the engine's connection (load/record-staging.ts), with no
- * hand-over file. A failure of `stage` changes nothing (the table is dropped) and is rethrown.
+ * hand-over file. A failure of `stage` changes nothing (the table or view is dropped) and is
+ * rethrown.
  */
 export interface StagedLoads {
   replaceRecordsStaged(

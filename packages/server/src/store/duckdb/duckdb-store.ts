@@ -489,7 +489,10 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
    * inserted into `records` in 1.0 s from the transaction's own staging table, 0.55 s from a
    * committed one; the load's checks scan it in 110 ms against 58). A temporary table is this
    * connection's alone and is never written to the database file, so committing it shows nothing
-   * to anyone and leaves nothing behind a crash; it is dropped however the load ends.
+   * to anyone and leaves nothing behind a crash; it is dropped however the load ends. Staged as
+   * a view over the load's file instead (a Parquet file), the rows are read from the file again
+   * inside the transaction, and the file's identity is compared before the commit
+   * (`StagedRows.unchanged`).
    */
   private replaceStaged(
     brandId: string,
@@ -500,9 +503,9 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     return this.writeUnder(settings, async (connection) => {
       const staging = `records_staging_${randomBytes(6).toString("hex")}`;
       try {
-        const { rows, rolledUp } = await stage(connection, staging);
+        const { rows, rolledUp, unchanged = async () => {} } = await stage(connection, staging);
         onReplacing?.();
-        return await inTransaction(connection, async () =>
+        const replace = async () =>
           replaceBrandRows(sqlRun(connection), DUCKDB_DIALECT, {
             brandId,
             loaded: {
@@ -513,11 +516,19 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
               rolledUpByStager: rolledUp,
             },
             origin,
-          }),
-        );
+          });
+        return await inTransaction(connection, async () => {
+          const summary = await replace().catch(async (error: unknown) => {
+            // A view over a file that changed (or went) fails for that reason, named.
+            await unchanged();
+            throw error;
+          });
+          await unchanged();
+          return summary;
+        });
       } finally {
         // The rollup of rows staged but never replaced (a failed load) is dropped too.
-        await connection.run(`DROP TABLE IF EXISTS ${staging}`);
+        await dropStaged(connection, staging);
         await connection.run(`DROP TABLE IF EXISTS ${rolledUpTableOf(staging)}`);
       }
     });
@@ -555,6 +566,15 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     this.writer.closeSync();
     this.instance.closeSync();
   }
+}
+
+/** Drops the staged rows `staging`: a table, or a view over the load's file (`StagedRows.unchanged`). */
+async function dropStaged(connection: DuckDBConnection, staging: string): Promise<void> {
+  const views = await connection.runAndReadAll(
+    "SELECT 1 FROM duckdb_views() WHERE view_name = ? AND temporary",
+    [staging],
+  );
+  await connection.run(`DROP ${views.currentRowCount > 0 ? "VIEW" : "TABLE"} IF EXISTS ${staging}`);
 }
 
 /** `work` in one transaction of `connection`: committed when it resolves, rolled back when it throws. */
