@@ -1,6 +1,7 @@
 /**
  * Which days a walk's keyset page reads (store/walk-memory.ts `pageDays`): enough days to hold a
- * page without counting the rows of the boundary's day that came before the boundary.
+ * page without counting the rows of the boundary's day that came before the boundary, or the rest
+ * of the range when it holds less than a page.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -27,8 +28,20 @@ describe("the days a keyset page spans", () => {
     assert.deepEqual(pageDays(DAYS, "ASC", after, 2), { from: "2021-03-03", to: "2021-03-04" });
   });
 
-  it("leaves the range whole when the rest of it holds less than a page", () => {
-    assert.equal(pageDays(DAYS, "DESC", { keys: ["2021-03-02"], recordId: "x" }, 5), null);
-    assert.equal(pageDays(DAYS, "ASC", null, 100), null);
+  it("narrows to the rest of the range, through its last day with rows, when that holds less than a page", () => {
+    assert.deepEqual(pageDays(DAYS, "DESC", { keys: ["2021-03-02"], recordId: "x" }, 5), {
+      from: "2021-03-01",
+      to: "2021-03-02",
+    });
+    assert.deepEqual(pageDays(DAYS, "ASC", null, 100), { from: "2021-03-01", to: "2021-03-04" });
+    assert.deepEqual(pageDays(DAYS, "ASC", { keys: ["2021-03-04"], recordId: "x" }, 5), {
+      from: "2021-03-04",
+      to: "2021-03-04",
+    });
+  });
+
+  it("leaves the range whole when no day with rows is left", () => {
+    assert.equal(pageDays(DAYS, "DESC", { keys: ["2021-02-28"], recordId: "x" }, 5), null);
+    assert.equal(pageDays([], "ASC", null, 5), null);
   });
 });

@@ -42,8 +42,10 @@ export interface DayCount {
 /**
  * The query's range narrowed to the days the page after `after` can span: from the boundary's
  * day (or the range's first day in sort order) through as many further days as hold `pageSize`
- * rows on their own. The engine then reads only those days (zone maps, an index
- * range) instead of every day left in the range.
+ * rows on their own, or through its last day with rows when the rest holds fewer (a walk's last
+ * read). The engine then reads only those days (zone maps, an index range) instead of every day
+ * left in the range, and writes each row's line before its cut (query-planner.ts
+ * `planPackedRecordsPage`). Null when no day with rows is left.
  */
 export function pageDays(
   days: readonly DayCount[],
@@ -63,7 +65,7 @@ export function pageDays(
   for (let index = start; index < ordered.length; index += 1) {
     // The boundary's day may have no rows left after it: only the days after it are counted.
     if (index > start || after === null) rows += ordered[index]!.rows;
-    if (rows >= pageSize) {
+    if (rows >= pageSize || index === ordered.length - 1) {
       const [first, last] = [ordered[start]!.day, ordered[index]!.day];
       return direction === "DESC" ? { from: last, to: first } : { from: first, to: last };
     }
