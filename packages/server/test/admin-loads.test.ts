@@ -350,6 +350,8 @@ describe("admin API", () => {
       it(`rejects ${badFile.name} with 422 INVALID_FILE and line numbers, and changes nothing`, async () => {
         const before = await harness.readAll(brand.brandId, brand.token);
         const rows = await harness.storedRows(brand.brandId);
+        const { metrics } = harness.region.service;
+        const storeErrors = await metrics.value("mdq_store_errors_total", { kind: "other" });
         assert.ok(before.some((record) => record.date === "2020-03-01"));
         const path = await harness.writeFileIn(badFile.file, await badFile.content());
         const response = await harness.load(brand.brandId, path, badFile.extra);
@@ -364,6 +366,8 @@ describe("admin API", () => {
         );
         assert.deepEqual(await harness.readAll(brand.brandId, brand.token), before);
         assert.equal(await harness.storedRows(brand.brandId), rows);
+        // A file's problems are the answer, not a failure of the store (docs/observability.md).
+        assert.equal(await metrics.value("mdq_store_errors_total", { kind: "other" }), storeErrors);
       });
     }
 

@@ -4,6 +4,8 @@
  * (throttled) while the database does not answer. A typed decorator (store-decorator.ts): every
  * call of the wrapped store passes through `forward`, capabilities included.
  */
+import { LoadFileError } from "../load/load-errors.js";
+import { RecordsNotClean } from "../load/record-staging.js";
 import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
 import type { PageResult, RecordsPage, Store } from "../store/store.js";
 import { StoreDecorator } from "../store/store-decorator.js";
@@ -15,6 +17,16 @@ type Row = Record<string, unknown>;
 
 function kindOf(error: unknown): StoreErrorKind {
   return error instanceof StoreUnavailableError ? "unavailable" : "other";
+}
+
+/**
+ * Whether `error` answers the request rather than being a failure of the store: a store error
+ * that says so (a missing FX rate, a record-id clash), or a load's file found wanting while the
+ * store staged it (the fast check's `RecordsNotClean`, which sends the file to the diagnosing
+ * read; a `LoadFileError`, such as a file that changed while it was loaded). 422s, not 500s.
+ */
+function answersRequest(error: unknown): boolean {
+  return isExpectedStoreError(error) || error instanceof LoadFileError || error instanceof RecordsNotClean;
 }
 
 /** `store`, metered into `metrics`; outages are logged to `log`. */
@@ -36,7 +48,7 @@ export class MeteredStore extends StoreDecorator {
       this.outage.recovered("the store answers again");
       return result;
     } catch (error) {
-      if (!isExpectedStoreError(error)) {
+      if (!answersRequest(error)) {
         const kind = kindOf(error);
         this.metrics.storeErrors.inc({ kind });
         if (kind === "unavailable") this.outage.warn({ operation, reason: safeReason(error) });
