@@ -131,8 +131,14 @@ export interface ParquetRows {
  * rows (whole days) at scales 30 and 150, 76 ms with 1,024 (bench/README.md "18l").
  */
 export const FIRST_WINDOW_ROWS = 1024;
-/** Rows of a later window: enough that a statement's start costs little against its rows. */
-const WINDOW_ROWS = 65_536;
+/**
+ * Rows of a later window: enough that a statement's start (DuckDB plans it again each time, and
+ * builds its day rates) costs little against its rows, and below a DuckDB row group (122,880
+ * rows), past which a statement's order is not kept through its projection on more than one
+ * thread (export-sql.ts `linesOrder`). 65,536 rows a window before: five statements for scale
+ * 150's 90 days where there are now three (bench/README.md "18p").
+ */
+const WINDOW_ROWS = 114_688;
 
 /** Rows of a batch of `RecordExport.batches` (an Arrow record batch): a page of its walk. */
 const BATCH_ROWS = 4096;
