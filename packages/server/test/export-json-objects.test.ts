@@ -12,43 +12,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import { RECORD_FIELDS } from "@mdq/contract";
+import { type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import fc from "fast-check";
-import { LINE_QUOTE, planExportJsonObjects, planExportLines } from "../src/store/export/export-sql.js";
+import {
+  LINE_QUOTE,
+  NUMBER_FIELDS,
+  planExportJsonObjects,
+  planExportLines,
+} from "../src/store/export/export-sql.js";
 import { DUCKDB_DIALECT } from "../src/store/sql-dialect.js";
 
 /** A row as the export's read yields it (query-planner.ts `planRecordsExport`'s columns). */
-interface Row {
-  recordId: string;
-  date: string;
-  market: string;
-  dataSource: string;
-  channel: string;
-  campaignId: string;
-  campaignName: string;
-  impressions: number;
-  clicks: number;
-  spend: number;
-  conversions: number;
-  revenue: number;
-  currency: string;
-}
+type Row = MarketingRecord;
 
-const TYPES: Record<keyof Row, string> = {
-  recordId: "VARCHAR",
-  date: "VARCHAR",
-  market: "VARCHAR",
-  dataSource: "VARCHAR",
-  channel: "VARCHAR",
-  campaignId: "VARCHAR",
-  campaignName: "VARCHAR",
-  impressions: "BIGINT",
-  clicks: "BIGINT",
-  spend: "DOUBLE",
-  conversions: "DOUBLE",
-  revenue: "DOUBLE",
-  currency: "VARCHAR",
-};
+/** The column type of `field` in the export's read: counts BIGINT, the other numbers DOUBLE. */
+function columnType(field: RecordField): string {
+  if (field === "impressions" || field === "clicks") return "BIGINT";
+  return NUMBER_FIELDS.has(field) ? "DOUBLE" : "VARCHAR";
+}
 
 function row(values: Partial<Row>): Row {
   return {
@@ -85,15 +66,15 @@ after(async () => {
 async function load(rows: readonly Row[]): Promise<void> {
   await connection.run("DROP TABLE IF EXISTS e_rows");
   await connection.run(
-    `CREATE TABLE e_rows (n INTEGER, ${RECORD_FIELDS.map((field) => `"${field}" ${TYPES[field]}`).join(", ")})`,
+    `CREATE TABLE e_rows (n INTEGER, ${RECORD_FIELDS.map((field) => `"${field}" ${columnType(field)}`).join(", ")})`,
   );
   const appender = await connection.createAppender("e_rows");
   for (const [index, values] of rows.entries()) {
     appender.appendInteger(index);
     for (const field of RECORD_FIELDS) {
       const value = values[field];
-      if (TYPES[field] === "VARCHAR") appender.appendVarchar(value as string);
-      else if (TYPES[field] === "BIGINT") appender.appendBigInt(BigInt(value as number));
+      if (columnType(field) === "VARCHAR") appender.appendVarchar(value as string);
+      else if (columnType(field) === "BIGINT") appender.appendBigInt(BigInt(value as number));
       else appender.appendDouble(value as number);
     }
     appender.endRow();
