@@ -1,15 +1,15 @@
 /**
  * The export's rows as the engines write them (CONTRACT §7): each NDJSON row as one text value
  * (PostgreSQL) or as the columns of DuckDB's JSON writer, and each CSV row as its cells, built in
- * SQL over the planner's export read (`planRecordsExport`),
- * and the Parquet columns typed for the file. The engine writes the bytes itself (DuckDB
- * `COPY ... TO`, PostgreSQL `COPY ... TO STDOUT`), so no value of those windows becomes a
- * JavaScript value on the way (an export's first window does: record-export.ts).
+ * SQL over the planner's export read (`planRecordsExport`), and the Parquet columns typed for the
+ * file. The engine writes the bytes itself (DuckDB `COPY ... TO`, PostgreSQL `COPY ... TO
+ * STDOUT`), so no value of those windows becomes a JavaScript value on the way (an export's first
+ * window does: record-export.ts).
  *
  * Each value's text is exactly what `marketingRecords` gives, as JavaScript prints it:
- * - strings: JSON-quoted by the engine's `to_json` (DuckDB: its JSON writer, the same code), which escapes `"` and `\` as `JSON.stringify`
- *   does (and control characters, which loads refuse anyway); other characters are written as they
- *   are, as `JSON.stringify` writes them;
+ * - strings: JSON-quoted by the engine's `to_json` (on DuckDB, by its JSON writer: the same code),
+ *   which escapes `"` and `\` as `JSON.stringify` does (and control characters, which loads
+ *   refuse anyway); other characters are written as they are, as `JSON.stringify` writes them;
  * - counts (at most 2147483647, load rules) as their digits;
  * - doubles (`jsNumberText`): the engines print the same shortest round-trip digits as JavaScript;
  *   only the notation differs (DuckDB's `12.0`, either engine's `1.6e+16` where JavaScript writes
