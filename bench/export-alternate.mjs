@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { benchArgs } from "./harness/bench-args.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
-import { list } from "./harness/options.mjs";
+import { list, positive } from "./harness/options.mjs";
 import { freePort, statusKb } from "./harness/processes.mjs";
 
 const FORMATS = ["ndjson", "csv", "parquet", "arrow"];
@@ -46,12 +46,13 @@ const values = benchArgs(
     days: { type: "string", default: "90" },
     p99: { type: "string" },
   },
-  ["rounds", "days", ...(process.argv.includes("--p99") ? ["p99"] : [])],
+  ["rounds", "days"],
   (values) => {
     for (const name of ["data", "credentials", "builds"])
       if (values[name] === undefined) throw new Error(`--${name} is required`);
     if (values.builds.split(",").length !== 2) throw new Error("--builds takes two checkouts, A,B");
     list("formats", values.formats, FORMATS);
+    if (values.p99 !== undefined) positive("p99", values.p99);
   },
 );
 
