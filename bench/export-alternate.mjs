@@ -11,7 +11,9 @@ import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { benchArgs } from "./harness/bench-args.mjs";
+import { tokensOf } from "./harness/demo-region.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
+import { graphqlLatencies, p99 } from "./harness/graphql-latency.mjs";
 import { list, positive } from "./harness/options.mjs";
 import { freePort, statusKb } from "./harness/processes.mjs";
 
@@ -81,13 +83,8 @@ async function serve(build, index) {
   );
   const base = `http://127.0.0.1:${port}`;
   await waitUntilLive(base);
-  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
-  const response = await fetch(`${base}/oauth2/token`, {
-    method: "POST",
-    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
-    body: "grant_type=client_credentials&scope=api_data%2Fread",
-  });
-  return { build, child, base, token: (await response.json()).access_token };
+  const tokens = await tokensOf(base, { apps: [app] });
+  return { build, child, base, token: tokens[app.appClientId] };
 }
 
 /** One export read whole: its seconds, rows and the SHA-256 of its body. */
@@ -107,39 +104,16 @@ async function exportOnce(server, format) {
   };
 }
 
-const FIELDS =
-  "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
-
-/** GraphQL's p99 over `ms`: page 1 of 1000 rows of the range, asked back to back. */
-async function graphqlP99(server, ms) {
-  const latencies = [];
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    const started = performance.now();
-    const response = await fetch(`${server.base}/graphql`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        query: `query($c: ID!, $r: DateRangeInput!) { marketingRecords(clientId: $c, dateRange: $r) { ${FIELDS} } }`,
-        variables: { c: app.brandClientId, r: { from, to } },
-      }),
-    });
-    await response.arrayBuffer();
-    latencies.push(performance.now() - started);
-  }
-  latencies.sort((a, b) => a - b);
-  return latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))];
-}
-
 /** GraphQL's p99 idle, then under 4 exports of `format` looping. */
 async function p99s(server, format, ms) {
-  const idle = await graphqlP99(server, ms);
+  const latencies = () => graphqlLatencies(server.base, server.token, app.brandClientId, { from, to }, ms);
+  const idle = p99(await latencies());
   let running = true;
   const exporters = Array.from({ length: 4 }, async () => {
     while (running) await exportOnce(server, format);
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const busy = await graphqlP99(server, ms);
+  const busy = p99(await latencies());
   running = false;
   await Promise.all(exporters);
   return { idle, busy };

@@ -25,6 +25,7 @@ import { planRecordsExport } from "../packages/server/dist/src/store/query-plann
 import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
 import { benchArgs } from "./harness/bench-args.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
+import { graphqlLatencies, p99 } from "./harness/graphql-latency.mjs";
 import { list } from "./harness/options.mjs";
 import { freePort } from "./harness/processes.mjs";
 
@@ -273,27 +274,6 @@ function rssKb(pid) {
   }
 }
 
-/** Page latencies of GraphQL (page 1 of 1000 rows) for `ms`, as a sorted list. */
-async function graphqlLatencies(base, token, brand, range, ms) {
-  const latencies = [];
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    const started = performance.now();
-    const response = await fetch(`${base}/graphql`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        query: `query($c: ID!, $r: DateRangeInput!) { marketingRecords(clientId: $c, dateRange: $r) { ${FIELDS} } }`,
-        variables: { c: brand, r: range },
-      }),
-    });
-    await response.arrayBuffer();
-    latencies.push(performance.now() - started);
-  }
-  return latencies.sort((a, b) => a - b);
-}
-
-const p99 = (sorted) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
 const fixed = (value, digits = 2) => (value === undefined ? "–" : value.toFixed(digits));
 const report = [];
 
