@@ -18,17 +18,18 @@ import { makeWorkDir } from "../../work-dirs.js";
 import { snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
-import {
-  type LineFormat,
-  PARQUET_ROW_GROUP_ROWS,
-  planExportCsvCells,
-  planExportJsonObjects,
-} from "./export-sql.js";
+import { LINE_QUOTE, type LineFormat, PARQUET_ROW_GROUP_ROWS, planExportText } from "./export-sql.js";
 import { joinedParquet, WINDOW_READ_BYTES } from "./parquet-join.js";
 import type { ExportSnapshot, WindowRead } from "./record-export.js";
 
-/** COPY options writing `planExportJsonObjects`'s columns as NDJSON: an object a line, LF after each. */
-const JSON_OBJECTS = "FORMAT json, USE_TMP_FILE false";
+const QUOTE = String.fromCharCode(LINE_QUOTE);
+
+/**
+ * COPY options writing NDJSON's one text column (`planExportLines`) as lines, LF after each: a
+ * quote (`LINE_QUOTE`) and a delimiter that no line holds (JSON escapes control characters), so
+ * no line is ever quoted (a line holding a CR or LF would be, and JSON escapes those too).
+ */
+const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DELIMITER '\u0002', USE_TMP_FILE false`;
 
 /**
  * COPY options writing `planExportCsvCells`'s cells as CSV lines, as csv-writer.ts writes them:
@@ -80,8 +81,7 @@ async function* filed(
 
 /**
  * The body of a text format for `windows`, each written by COPY (`filed`): NDJSON as
- * `planExportJsonObjects`'s columns, which DuckDB's JSON writer writes as the lines
- * `planExportLines` builds, CSV as `planExportCsvCells`'s cells, which DuckDB's CSV writer
+ * `planExportLines`'s lines, CSV as `planExportCsvCells`'s cells, which DuckDB's CSV writer
  * quotes and joins into the same lines. An export's first window is not among them: it is read
  * as a records page (record-export.ts), as COPY holds its output back until its end.
  */
@@ -90,12 +90,10 @@ function textBody(
   format: LineFormat,
   windows: readonly WindowRead[],
 ): AsyncIterable<Uint8Array> {
-  if (format === "ndjson") {
-    const planned = windows.map((window) => planExportJsonObjects(window.plan, window.oversized));
-    return filed(connection, planned, JSON_OBJECTS);
-  }
-  const planned = windows.map((window) => planExportCsvCells(window.plan, DUCKDB_DIALECT, window.oversized));
-  return filed(connection, planned, CSV_CELLS);
+  const planned = windows.map((window) =>
+    planExportText(format, window.plan, DUCKDB_DIALECT, window.oversized),
+  );
+  return filed(connection, planned, format === "ndjson" ? LINES : CSV_CELLS);
 }
 
 /** Opens a DuckDB export snapshot on a new connection of `instance`. */

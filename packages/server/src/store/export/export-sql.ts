@@ -1,15 +1,14 @@
 /**
  * The export's rows as the engines write them (CONTRACT §7): each NDJSON row as one text value
- * (PostgreSQL) or as the columns of DuckDB's JSON writer, and each CSV row as its cells, built in
- * SQL over the planner's export read (`planRecordsExport`), and the Parquet columns typed for the
- * file. The engine writes the bytes itself (DuckDB `COPY ... TO`, PostgreSQL `COPY ... TO
- * STDOUT`), so no value of those windows becomes a JavaScript value on the way (an export's first
- * window does: record-export.ts).
+ * and each CSV row as its cells, built in SQL over the planner's export read
+ * (`planRecordsExport`), and the Parquet columns typed for the file. The engine writes the bytes
+ * itself (DuckDB `COPY ... TO`, PostgreSQL `COPY ... TO STDOUT`), so no value of those windows
+ * becomes a JavaScript value on the way (an export's first window does: record-export.ts).
  *
  * Each value's text is exactly what `marketingRecords` gives, as JavaScript prints it:
- * - strings: JSON-quoted by the engine's `to_json` (on DuckDB, by its JSON writer: the same code),
- *   which escapes `"` and `\` as `JSON.stringify` does (and control characters, which loads
- *   refuse anyway); other characters are written as they are, as `JSON.stringify` writes them;
+ * - strings: between quotes as they are, or, when they hold a quote, a backslash or a control
+ *   character, JSON-quoted by the engine's `to_json`, which escapes them as `JSON.stringify` does;
+ *   other characters are written as they are, as `JSON.stringify` writes them;
  * - counts (at most 2147483647, load rules) as their digits;
  * - doubles (`jsNumberText`): the engines print the same shortest round-trip digits as JavaScript;
  *   only the notation differs (DuckDB's `12.0`, either engine's `1.6e+16` where JavaScript writes
@@ -26,7 +25,7 @@ import {
   type RecordField,
 } from "@mdq/contract";
 import type { PlannedExport } from "../query-planner.js";
-import { DUCKDB_DIALECT, type SqlDialect } from "../sql-dialect.js";
+import type { SqlDialect } from "../sql-dialect.js";
 
 /** A layout the engines write one text value per row for. */
 export type LineFormat = "ndjson" | "csv";
@@ -40,6 +39,16 @@ export const NUMBER_FIELDS: ReadonlySet<RecordField> = new Set([
   "revenue",
 ]);
 const COUNT_FIELDS: ReadonlySet<RecordField> = new Set(["impressions", "clicks"]);
+
+/**
+ * The text fields whose values a load may begin with a formula trigger (`FORMULA_TRIGGERS`) or fill
+ * with what JSON escapes (a quote, a backslash, a tab, CR or LF): the others cannot by the load
+ * rules (load/record-rules.ts: a date, an ISO country code, a data source or channel id of
+ * `[a-z0-9_.-]`, a currency code), so their CSV cells are never neutralised nor their JSON escaped
+ * and neither is tested (PostgreSQL, scale 30, a window of 52,920 CSV rows: 470–525 ms against
+ * 520–680).
+ */
+const FREE_TEXT_FIELDS: ReadonlySet<RecordField> = new Set(["recordId", "campaignId", "campaignName"]);
 
 /** A string literal of SQL for a fixed text of this module (no value ever enters SQL text). */
 function literal(text: string): string {
@@ -59,10 +68,28 @@ function expandedExponent(text: string): string {
 }
 
 /**
+ * A whole double of PostgreSQL at or above 2⁵³ (every double there is whole) as JavaScript writes
+ * it: the fewest significant digits (15, 16, then 17) that read back as the same double, then
+ * zeros. PostgreSQL's own text keeps a 17th digit for some of them where 16 are enough
+ * (5.7830493669961696e+16, JavaScript's 57830493669961700): it is read as the exact decimal it
+ * writes and rounded to each count of digits in turn.
+ */
+function postgresWholeText(column: string): string {
+  const exact = `CAST(CAST(${column} AS text) AS numeric)`;
+  const wholeDigits = `length(CAST(trunc(abs(${exact})) AS text))`;
+  const rounded = (significant: number) => `round(${exact}, ${significant} - ${wholeDigits})`;
+  const [fifteen, sixteen, seventeen] = [15, 16, 17].map(rounded);
+  return `CASE WHEN CAST(${fifteen} AS float8) = ${column} THEN CAST(${fifteen} AS text)
+      WHEN CAST(${sixteen} AS float8) = ${column} THEN CAST(${sixteen} AS text)
+      ELSE CAST(${seventeen} AS text) END`;
+}
+
+/**
  * A double column as JavaScript's `String(number)` writes it. Below 1e15 both engines write the
  * shortest round-trip digits without an exponent, DuckDB with a `.0` on whole numbers; at 1e15 and
- * up to 1e21 they may use an exponent that JavaScript does not. The values never fall below 1e-4
- * but for zero (a count of ten-thousandths), where the notations differ again.
+ * up to 1e21 they may use an exponent that JavaScript does not, and PostgreSQL, from 2⁵³, a digit
+ * more than JavaScript (`postgresWholeText`). The values never fall below 1e-4 but for zero (a
+ * count of ten-thousandths), where the notations differ again.
  */
 export function jsNumberText(column: string, dialect: SqlDialect): string {
   const text = `CAST(${column} AS VARCHAR)`;
@@ -70,16 +97,29 @@ export function jsNumberText(column: string, dialect: SqlDialect): string {
     dialect.engine === "duckdb"
       ? `CASE WHEN ${column} = trunc(${column}) THEN CAST(CAST(${column} AS BIGINT) AS VARCHAR) ELSE ${text} END`
       : text;
-  const large = `CASE WHEN strpos(${text}, 'e+') > 0 THEN ${expandedExponent(text)}
+  const wider =
+    dialect.engine === "postgres"
+      ? `WHEN abs(${column}) >= ${2 ** 53} THEN ${postgresWholeText(column)}`
+      : "";
+  const large = `CASE ${wider} WHEN strpos(${text}, 'e+') > 0 THEN ${expandedExponent(text)}
       WHEN right(${text}, 2) = '.0' THEN left(${text}, length(${text}) - 2) ELSE ${text} END`;
   return `CASE WHEN abs(${column}) < 1e15 OR abs(${column}) >= 1e21 THEN ${common} ELSE ${large} END`;
 }
 
-/** A text column as a JSON string. */
+/**
+ * A free-text column (`FREE_TEXT_FIELDS`) as a JSON string: between quotes as it is when it holds
+ * nothing that JSON escapes (a quote, a backslash, a control character: loads refuse all of them
+ * but tab, LF and CR), else by the engine's `to_json`, which escapes as `JSON.stringify` does.
+ * Most values hold none, and looking for five bytes costs a row less than `to_json`.
+ */
 function jsonString(column: string, dialect: SqlDialect): string {
-  return dialect.engine === "duckdb"
-    ? `CAST(to_json(${column}) AS VARCHAR)`
-    : `CAST(to_json(${column}) AS text)`;
+  const escaped =
+    dialect.engine === "duckdb" ? `CAST(to_json(${column}) AS VARCHAR)` : `CAST(to_json(${column}) AS text)`;
+  // DuckDB's `strpos` counts characters to the match; `contains` only finds it.
+  const holds = (text: string) =>
+    dialect.engine === "duckdb" ? `contains(${column}, ${text})` : `strpos(${column}, ${text}) > 0`;
+  const escapes = [literal('"'), literal("\\"), "chr(9)", "chr(10)", "chr(13)"].map(holds).join(" OR ");
+  return `CASE WHEN ${escapes} THEN ${escaped} ELSE concat('"', ${column}, '"') END`;
 }
 
 /** A text column neutralised as a CSV cell (`neutraliseCsvCell`): formula-like text gets a `'` first. */
@@ -90,11 +130,16 @@ function neutralised(column: string): string {
   return `CASE WHEN left(${column}, 1) IN (${triggers.join(", ")}) THEN '''' || ${column} ELSE ${column} END`;
 }
 
-/** The JSON text of one field of a row (`e."field"`). */
+/**
+ * The JSON text of one field of a row (`e."field"`): the text fields other than free text (a
+ * date, a market, a data source, a channel, a currency: `FREE_TEXT_FIELDS`) between quotes as
+ * they are, since the load rules leave them nothing JSON escapes.
+ */
 function fieldJson(field: RecordField, dialect: SqlDialect): string {
   const column = `e."${field}"`;
   if (COUNT_FIELDS.has(field)) return `CAST(${column} AS VARCHAR)`;
   if (NUMBER_FIELDS.has(field)) return jsNumberText(column, dialect);
+  if (!FREE_TEXT_FIELDS.has(field)) return `concat('"', ${column}, '"')`;
   return jsonString(column, dialect);
 }
 
@@ -169,46 +214,15 @@ export async function* crlfRecords(chunks: AsyncIterable<Uint8Array>): AsyncIter
  * that ends each line.
  */
 export function planExportLines(plan: PlannedExport, dialect: SqlDialect, oversized = false): PlannedExport {
-  const parts = RECORD_FIELDS.map(
-    (field, index) => `${literal(`${index === 0 ? "{" : ","}"${field}":`)} || ${fieldJson(field, dialect)}`,
-  );
+  const parts = RECORD_FIELDS.flatMap((field, index) => [
+    literal(`${index === 0 ? "{" : ","}"${field}":`),
+    fieldJson(field, dialect),
+  ]);
   return {
-    sql: `SELECT ${parts.join(" || ")} || '}' AS line FROM (${plan.sql}) e${linesOrder(dialect, oversized)}`,
+    sql: `SELECT concat(${parts.join(", ")}, '}') AS line FROM (${plan.sql}) e${linesOrder(dialect, oversized)}`,
     params: plan.params,
   };
 }
-
-/**
- * The export's rows of `plan` as DuckDB's JSON writer takes them (`COPY ... (FORMAT json)`: one
- * object a line, its keys the columns in `RECORD_FIELDS` order, each line ending LF): text and
- * counts as they are, which the writer escapes and prints as `JSON.stringify` does (the same
- * writer as `to_json`); the doubles as JSON values of `jsNumberText`'s text, since the writer
- * prints a whole double with a `.0`. The same bytes as `planExportLines` in about three quarters
- * of its time (DuckDB, scale 150, 283,500 rows in one statement, one thread: 547–645 ms against
- * 731–743, fastest of 11; bench/README.md "18p"): the lines spend theirs quoting each text value
- * with `to_json` and joining 27 parts a row. PostgreSQL's COPY has no JSON writer; it writes
- * `planExportLines`.
- */
-export function planExportJsonObjects(plan: PlannedExport, oversized = false): PlannedExport {
-  const columns = RECORD_FIELDS.map((field) => {
-    const column = `e."${field}"`;
-    if (!NUMBER_FIELDS.has(field) || COUNT_FIELDS.has(field)) return column;
-    return `CAST(${jsNumberText(column, DUCKDB_DIALECT)} AS JSON) AS "${field}"`;
-  });
-  return {
-    sql: `SELECT ${columns.join(", ")} FROM (${plan.sql}) e${linesOrder(DUCKDB_DIALECT, oversized)}`,
-    params: plan.params,
-  };
-}
-
-/**
- * The text fields whose values a load may begin with a formula trigger (`FORMULA_TRIGGERS`): the
- * others cannot by the load rules (load/record-rules.ts: a date, an ISO country code, a data
- * source or channel id of `[a-z0-9]` first, a currency code), so their cells are never
- * neutralised and `planExportCsvCells` does not test them (PostgreSQL, scale 30, a window of
- * 52,920 rows: 470–525 ms against 520–680).
- */
-const FREE_TEXT_FIELDS: ReadonlySet<RecordField> = new Set(["recordId", "campaignId", "campaignName"]);
 
 /**
  * The export's rows of `plan` as the cells of CSV lines, for an engine's own CSV writer to quote
