@@ -53,6 +53,15 @@ const READ = {
   params: [],
 };
 
+/** An engine's column type of each kind. */
+type ColumnTypes = Record<ReturnType<typeof columnKind>, string>;
+
+/** A new table `e_rows` (in place of any before it): the row's place `n`, then each field's column. */
+function rowsTable(types: ColumnTypes): string[] {
+  const columns = RECORD_FIELDS.map((field) => `"${field}" ${types[columnKind(field)]}`);
+  return ["DROP TABLE IF EXISTS e_rows", `CREATE TABLE e_rows (n ${types.integer}, ${columns.join(", ")})`];
+}
+
 /** An engine that writes the lines of `rows` (as a table `e_rows`), one after another. */
 interface LinesEngine {
   name: string;
@@ -75,13 +84,10 @@ function duckdbLines(): LinesEngine {
   return {
     name: "DuckDB",
     async written(rows) {
-      await connection.run("DROP TABLE IF EXISTS e_rows");
-      await connection.run(
-        `CREATE TABLE e_rows (n INTEGER, ${RECORD_FIELDS.map((field) => `"${field}" ${types[columnKind(field)]}`).join(", ")})`,
-      );
+      for (const statement of rowsTable(types)) await connection.run(statement);
       const appender = await connection.createAppender("e_rows");
       for (const [index, values] of rows.entries()) {
-        appender.appendInteger(index);
+        appender.appendBigInt(BigInt(index));
         for (const field of RECORD_FIELDS) {
           const value = values[field];
           const kind = columnKind(field);
@@ -122,13 +128,10 @@ function postgresLines(): LinesEngine {
   return {
     name: "PostgreSQL",
     async written(rows) {
-      await client.query("DROP TABLE IF EXISTS e_rows");
-      await client.query(
-        `CREATE TABLE e_rows (n integer, ${RECORD_FIELDS.map((field) => `"${field}" ${types[columnKind(field)]}`).join(", ")})`,
-      );
+      for (const statement of rowsTable(types)) await client.query(statement);
       const arrays = RECORD_FIELDS.map((field) => rows.map((values) => values[field]));
       await client.query(
-        `INSERT INTO e_rows SELECT * FROM unnest($1::integer[], ${RECORD_FIELDS.map(
+        `INSERT INTO e_rows SELECT * FROM unnest($1::bigint[], ${RECORD_FIELDS.map(
           (field, index) => `$${index + 2}::${types[columnKind(field)]}[]`,
         ).join(", ")})`,
         [rows.map((_, index) => index), ...arrays],
