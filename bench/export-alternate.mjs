@@ -149,15 +149,15 @@ try {
     );
   }
   if (values.p99 !== undefined) {
-    const p99 = new Map(servers.map((server) => [server.build, []]));
+    const latencyRounds = new Map(servers.map((server) => [server.build, []]));
     for (let round = 0; round < Number(values.rounds); round += 1)
       for (const server of round % 2 === 0 ? servers : [...servers].reverse())
-        p99.get(server.build).push(await p99s(server, formats[0], Number(values.p99) * 1000));
+        latencyRounds.get(server.build).push(await p99s(server, formats[0], Number(values.p99) * 1000));
     console.log(
       `\n| build | GraphQL p99 idle → under 4 ${formats[0]} exports, ms, each round | median ratio |`,
     );
     console.log("| --- | --- | ---: |");
-    for (const [build, rounds] of p99) {
+    for (const [build, rounds] of latencyRounds) {
       const ratios = rounds.map(({ idle, busy }) => busy / idle).sort((a, b) => a - b);
       const text = rounds.map(({ idle, busy }) => `${idle.toFixed(1)} → ${busy.toFixed(1)}`).join(", ");
       console.log(`| ${build} | ${text} | ${ratios[Math.floor(ratios.length / 2)].toFixed(2)} |`);

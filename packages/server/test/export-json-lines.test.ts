@@ -16,7 +16,8 @@ import { type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/cont
 import { connectTo, createTestDatabase, type TestDatabase } from "@mdq/test-support";
 import fc from "fast-check";
 import type pg from "pg";
-import { LINE_QUOTE, NUMBER_FIELDS, planExportLines } from "../src/store/export/export-sql.js";
+import { LINES } from "../src/store/export/duckdb-export.js";
+import { NUMBER_FIELDS, planExportLines } from "../src/store/export/export-sql.js";
 import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../src/store/sql-dialect.js";
 
 /** A row as the export's read yields it (query-planner.ts `planRecordsExport`'s columns). */
@@ -99,11 +100,8 @@ function duckdbLines(): LinesEngine {
       }
       appender.closeSync();
       const file = join(directory, "lines.ndjson");
-      const quote = String.fromCharCode(LINE_QUOTE);
       const lines = planExportLines(READ, DUCKDB_DIALECT);
-      await connection.run(
-        `COPY (${lines.sql}) TO '${file}' (FORMAT csv, HEADER false, QUOTE '${quote}', ESCAPE '${quote}', DELIMITER '\u0002')`,
-      );
+      await connection.run(`COPY (${lines.sql}) TO '${file}' (${LINES})`);
       return readFile(file, "utf8");
     },
   };

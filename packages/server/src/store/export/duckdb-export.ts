@@ -29,7 +29,7 @@ const QUOTE = String.fromCharCode(LINE_QUOTE);
  * quote (`LINE_QUOTE`) and a delimiter that no line holds (JSON escapes control characters), so
  * no line is ever quoted (a line holding a CR or LF would be, and JSON escapes those too).
  */
-const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DELIMITER '\u0002', USE_TMP_FILE false`;
+export const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOTE}', DELIMITER '\u0002', USE_TMP_FILE false`;
 
 /**
  * COPY options writing `planExportCsvCells`'s cells as CSV lines, as csv-writer.ts writes them:
