@@ -58,6 +58,11 @@ export interface ServiceConfig {
   readonly exportConcurrency: number;
   /** Exports that read their rows at once, taking turns (export/export-turns.ts). */
   readonly exportLanes: number;
+  /**
+   * Connections of the embedded store an export writes its windows on while it is the only export
+   * open (store/export/duckdb-export.ts); 1 writes them one after another.
+   */
+  readonly duckdbExportConnections: number;
 }
 
 /**
@@ -75,6 +80,15 @@ export const DEFAULT_PAGE_CACHE_MB = 32;
  */
 export function defaultExportLanes(): number {
   return Math.max(1, availableParallelism() - 1);
+}
+
+/**
+ * Connections an export alone writes its windows on by default (the embedded store): two where
+ * the machine has two cores or more, so that the next window is written while the client reads
+ * one, as DuckDB's own COPY runs on every core (issue 18); one on a single core.
+ */
+export function defaultExportConnections(): number {
+  return Math.min(2, availableParallelism());
 }
 
 /**
@@ -141,6 +155,7 @@ export const CONFIG_ENV = {
   explorer: "MDQ_EXPLORER",
   exportConcurrency: "MDQ_EXPORT_CONCURRENCY",
   exportLanes: "MDQ_EXPORT_LANES",
+  duckdbExportConnections: "MDQ_DUCKDB_EXPORT_CONNECTIONS",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -232,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
     exportConcurrency: wholeNumber("exportConcurrency", 4, 1, 1000),
     exportLanes: wholeNumber("exportLanes", defaultExportLanes(), 1, 1000),
+    duckdbExportConnections: wholeNumber("duckdbExportConnections", defaultExportConnections(), 1, 16),
   });
 }
 

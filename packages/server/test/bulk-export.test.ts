@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
+import { MAX_RANGE_DAYS, neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
 import { tableFromIPC } from "apache-arrow";
 import { stringify } from "csv-stringify/sync";
 import pg from "pg";
@@ -33,8 +33,12 @@ import {
   postgresEngine,
 } from "./changes-harness.js";
 
-/** Days before the demo's range holding a bulk of rows (EUR, so no rate is needed): bodies far larger than socket buffers. */
-const BULK_DAYS = 200;
+/**
+ * Days before the demo's range holding a bulk of rows (EUR, so no rate is needed): bodies far larger
+ * than socket buffers, and more rows than the first export window and a later one hold
+ * (record-export.ts), so that a text export writes windows ahead (store/export/duckdb-export.ts).
+ */
+const BULK_DAYS = 300;
 const BULK_ROWS_PER_DAY = 400;
 
 /** The bulk rows: `BULK_ROWS_PER_DAY` a day, names long enough to make a big body. */
@@ -419,6 +423,39 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const lines = answer.body.toString("utf8").split("\n");
       assert.equal(lines.pop(), "");
       assert.deepEqual(lines, walked.lines);
+    });
+
+    it("writes a range of several windows as GraphQL's walk of it, alone (windows written ahead) or beside other exports", async () => {
+      const range = { from: bulk.from, to: bulk.to };
+      // GraphQL answers MAX_RANGE_DAYS a request: the range walked that many days at a time.
+      const walked = { rows: [] as Row[], lines: [] as string[] };
+      for (let offset = 0; offset < BULK_DAYS; offset += MAX_RANGE_DAYS) {
+        const from = addDays(range.from, offset);
+        const to = addDays(range.from, Math.min(offset + MAX_RANGE_DAYS, BULK_DAYS) - 1);
+        const part = await walk("EUR", { from, to });
+        walked.rows.push(...part.rows);
+        walked.lines.push(...part.lines);
+      }
+      assert.equal(walked.rows.length, BULK_DAYS * BULK_ROWS_PER_DAY);
+      const alone = await exportOf(range);
+      assert.equal(alone.complete, true);
+      assert.deepEqual(alone.body.toString("utf8").split("\n"), [...walked.lines, ""]);
+      // Beside other exports each writes its windows one after another: the same bytes.
+      const beside = await Promise.all(Array.from({ length: EXPORT_CONCURRENCY }, () => exportOf(range)));
+      for (const answer of beside) {
+        assert.equal(answer.complete, true);
+        assert.ok(answer.body.equals(alone.body));
+      }
+      const csv = await exportOf({ ...range, format: "csv" });
+      const csvIds = csv.body
+        .toString("utf8")
+        .split("\r\n")
+        .slice(1, -1)
+        .map((line) => line.split(",")[0]);
+      assert.deepEqual(
+        csvIds,
+        walked.rows.map((row) => row["recordId"]),
+      );
     });
 
     it("converts money exactly as marketingRecords does, in another currency", async () => {

@@ -125,6 +125,22 @@ describe("the DuckDB store's threads (MDQ_DUCKDB_THREADS)", () => {
     assert.throws(() => loadConfig({ MDQ_DUCKDB_THREADS: "many" }), /MDQ_DUCKDB_THREADS/);
     assert.throws(() => loadConfig({ MDQ_DUCKDB_THREADS: "-1" }), /MDQ_DUCKDB_THREADS/);
   });
+
+  it("writes an export alone on two connections by default (one on one core), as many as set within 1..16", () => {
+    assert.equal(loadConfig({}).duckdbExportConnections, Math.min(2, availableParallelism()));
+    assert.equal(loadConfig({ MDQ_DUCKDB_EXPORT_CONNECTIONS: "1" }).duckdbExportConnections, 1);
+    assert.equal(loadConfig({ MDQ_DUCKDB_EXPORT_CONNECTIONS: "4" }).duckdbExportConnections, 4);
+    for (const [value, message] of [
+      ["0", "0 is outside 1..16"],
+      ["17", "17 is outside 1..16"],
+      ["two", '"two" is not a whole number'],
+    ])
+      assert.throws(
+        () => loadConfig({ MDQ_DUCKDB_EXPORT_CONNECTIONS: value }),
+        (error: Error) =>
+          error.message.includes("MDQ_DUCKDB_EXPORT_CONNECTIONS") && error.message.includes(message!),
+      );
+  });
 });
 
 describe("the DuckDB store's settings during a load (issue 19)", () => {

@@ -29,6 +29,7 @@ export async function openStore(config: ServiceConfig, options: OpenStoreOptions
       threads: config.duckdbThreads,
       memoryMb: config.duckdbMemoryMb,
       loadMemoryMb: config.loadMemoryMb,
+      exportConnections: config.duckdbExportConnections,
     });
   return openPostgresStore({
     url: config.databaseUrl,

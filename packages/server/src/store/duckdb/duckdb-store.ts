@@ -14,7 +14,7 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
-import { DEFAULT_LOAD_MEMORY_MB } from "../../config.js";
+import { DEFAULT_LOAD_MEMORY_MB, defaultExportConnections } from "../../config.js";
 import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
 import { duckDbExportSnapshot } from "../export/duckdb-export.js";
 import type { ExportSnapshot } from "../export/record-export.js";
@@ -49,6 +49,9 @@ export const DUCKDB_FILE = "mdq.duckdb";
 
 const READ_CONNECTIONS = 4;
 const APPEND_FLUSH_ROWS = 100_000;
+
+/** What starts a read transaction's snapshot: its first read of a table (`BEGIN` alone does not). */
+export const SNAPSHOT_START = "SELECT 1 FROM loads LIMIT 0";
 
 /**
  * DuckDB's memory limit, in MB, at the least, while rows appended from JavaScript load (`mdq demo`,
@@ -93,6 +96,11 @@ export interface DuckDbOptions {
    * `DEFAULT_LOAD_MEMORY_MB`), whatever the store's own: the load's statements spill past it.
    */
   loadMemoryMb?: number;
+  /**
+   * Connections an export writes its windows on while it is the only export open
+   * (`MDQ_DUCKDB_EXPORT_CONNECTIONS`; absent: `defaultExportConnections()`): store/export/duckdb-export.ts.
+   */
+  exportConnections?: number;
 }
 
 /** Opens (creating if needed) the DuckDB store of a data directory; `:memory:` for tests. */
@@ -133,7 +141,14 @@ export async function openDuckDbStore(
       memoryMb > 0 && memoryMb < APPEND_MEMORY_MB ? `${APPEND_MEMORY_MB}MB` : served!.memory_limit,
     allocator_flush_threshold: LOAD_ALLOCATOR_FLUSH_THRESHOLD,
   };
-  return new DuckDbStore(instance, writer, readers, { served: served!, loading, appending });
+  const exportConnections = options.exportConnections ?? defaultExportConnections();
+  return new DuckDbStore(
+    instance,
+    writer,
+    readers,
+    { served: served!, loading, appending },
+    exportConnections,
+  );
 }
 
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
@@ -147,12 +162,15 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   /** Writes asked and writes finished, failed ones too: equal when none is under way. */
   private writesAsked = 0;
   private writesSettled = 0;
+  /** Exports whose snapshot is open (`exportSnapshot`). */
+  private exportsOpen = 0;
 
   constructor(
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     private readonly readers: ConnectionPool,
     private readonly settings: { served: Settings; loading: Settings; appending: Settings },
+    private readonly exportConnections: number,
   ) {
     super();
   }
@@ -198,6 +216,19 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     return String(this.generation);
   }
 
+  /**
+   * Whether no write has been under way since this was called: none running then, none asked or
+   * finished since. Snapshots begun in between read the same data, one generation's (this process
+   * is the file's only writer).
+   */
+  private quietSince(): () => boolean {
+    const before = { asked: this.writesAsked, settled: this.writesSettled };
+    return () =>
+      before.asked === before.settled &&
+      this.writesAsked === before.asked &&
+      this.writesSettled === before.settled;
+  }
+
   /** A write (`write`) under `settings`: global and outside transactions, set before, restored after. */
   private writeUnder<Result>(
     settings: Settings | undefined,
@@ -232,7 +263,8 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     this.readers.use(async (connection) => {
       const statements = preparedStatementsOf(connection);
       const run = (sql: string) => statements.runAndReadAll(sql, []);
-      const before = { generation: this.generation, asked: this.writesAsked, settled: this.writesSettled };
+      const generation = this.generation;
+      const quiet = this.quietSince();
       await run("BEGIN TRANSACTION");
       let result: Awaited<ReturnType<typeof read>>;
       try {
@@ -240,12 +272,8 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
           snapshotReader(connection, async () => {
             // The snapshot starts at its first read of a table (now); it holds exactly the
             // generation seen before BEGIN if no write was under way then or has been asked since.
-            await run("SELECT 1 FROM loads LIMIT 0");
-            const quiet =
-              before.asked === before.settled &&
-              this.writesAsked === before.asked &&
-              this.writesSettled === before.settled;
-            return quiet ? String(before.generation) : null;
+            await run(SNAPSHOT_START);
+            return quiet() ? String(generation) : null;
           }),
         );
       } catch (error) {
@@ -551,9 +579,34 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     );
   }
 
-  /** CONTRACT §7: an export from one snapshot, on a connection of its own (store/export/). */
-  protected exportSnapshot(): Promise<ExportSnapshot> {
-    return duckDbExportSnapshot(this.instance);
+  /**
+   * CONTRACT §7: an export from one snapshot, on connections of its own (store/export/): more than
+   * one only while it is the only export open, and while no write raced their start.
+   */
+  protected async exportSnapshot(): Promise<ExportSnapshot> {
+    this.exportsOpen += 1;
+    let counted = true;
+    const closed = () => {
+      if (counted) this.exportsOpen -= 1;
+      counted = false;
+    };
+    try {
+      const snapshot = await duckDbExportSnapshot(this.instance, {
+        connections: this.exportConnections,
+        sameData: this.quietSince(),
+        alone: () => this.exportsOpen === 1,
+      });
+      return {
+        ...snapshot,
+        async end() {
+          closed();
+          await snapshot.end();
+        },
+      };
+    } catch (error) {
+      closed();
+      throw error;
+    }
   }
 
   async ping(): Promise<void> {

@@ -15,7 +15,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
 import { makeWorkDir } from "../../work-dirs.js";
-import { snapshotReader } from "../duckdb/duckdb-store.js";
+import { SNAPSHOT_START, snapshotReader } from "../duckdb/duckdb-store.js";
 import type { PlannedSql } from "../query-planner.js";
 import { DUCKDB_DIALECT } from "../sql-dialect.js";
 import { LINE_QUOTE, type LineFormat, PARQUET_ROW_GROUP_ROWS, planExportText } from "./export-sql.js";
@@ -40,42 +40,72 @@ export const LINES = `FORMAT csv, HEADER false, QUOTE '${QUOTE}', ESCAPE '${QUOT
 const CSV_CELLS = `FORMAT csv, HEADER false, NEW_LINE '\r\n', NULLSTR '\u0003', USE_TMP_FILE false`;
 
 /**
+ * The connections an export's windows are written on, all in one snapshot: the first always; the
+ * others only while `writeAhead()` says so (the export is the only one open).
+ */
+interface WindowWriters {
+  connections: readonly DuckDBConnection[];
+  writeAhead(): boolean;
+}
+
+/**
  * `statements` written by DuckDB with `options`, each into a file of its own in a private work
- * directory: the path of each once written, removed when the consumer asks for the next. One
- * window on disk at a time. The next window is written only when the consumer asks for it, so an
- * export that waits for its turn (export/export-turns.ts) runs no statement meanwhile: written
- * ahead while this one was read, a window's statement ran on outside the export's turn. The
- * consumer cannot stop while a statement runs (a generator is only stopped where it yields), so
- * none is ever left running.
+ * directory: the path of each once written, in order, removed when the consumer asks for the next.
+ * A window is written when the consumer asks for it, so an export that waits for its turn
+ * (export/export-turns.ts) starts no statement meanwhile; while `writers.writeAhead()` holds, the
+ * windows after it are written at once on the other connections, each on one core, as DuckDB's own
+ * COPY of the range runs on every core (at most one window a connection on disk). When the
+ * consumer stops (a generator is only stopped where it yields), the windows still being written
+ * are interrupted and awaited, so none is left running.
  */
 async function* windowFiles(
-  connection: DuckDBConnection,
+  writers: WindowWriters,
   statements: readonly PlannedSql[],
   options: string,
 ): AsyncIterable<string> {
   const directory = await makeWorkDir("export");
+  const idle = [...writers.connections];
+  const written: Promise<string>[] = [];
+  const running = new Set<DuckDBConnection>();
+  const write = (index: number) => {
+    const connection = idle.shift()!;
+    const statement = statements[index]!;
+    const path = join(directory, `window-${index}`);
+    running.add(connection);
+    const copied = connection
+      .run(`COPY (${statement.sql}) TO '${path}' (${options})`, statement.params as DuckDBValue[])
+      .then(() => path)
+      .finally(() => {
+        running.delete(connection);
+        idle.unshift(connection);
+      });
+    // Awaited in its turn; a window written ahead that fails must not surface unhandled meanwhile.
+    copied.catch(() => undefined);
+    written.push(copied);
+  };
   try {
-    for (const [index, statement] of statements.entries()) {
-      const path = join(directory, `window-${index}`);
-      await connection.run(
-        `COPY (${statement.sql}) TO '${path}' (${options})`,
-        statement.params as DuckDBValue[],
-      );
+    for (let index = 0; index < statements.length; index += 1) {
+      if (written.length === index) write(index);
+      while (written.length < statements.length && idle.length > 0 && writers.writeAhead())
+        write(written.length);
+      const path = await written[index]!;
       yield path;
       await rm(path);
     }
   } finally {
+    for (const connection of running) connection.interrupt();
+    await Promise.allSettled(written);
     await rm(directory, { recursive: true, force: true });
   }
 }
 
 /** `statements` written by DuckDB with `options` (`windowFiles`), their bytes one after another. */
 async function* filed(
-  connection: DuckDBConnection,
+  writers: WindowWriters,
   statements: readonly PlannedSql[],
   options: string,
 ): AsyncIterable<Uint8Array> {
-  for await (const path of windowFiles(connection, statements, options))
+  for await (const path of windowFiles(writers, statements, options))
     yield* createReadStream(path, { highWaterMark: WINDOW_READ_BYTES });
 }
 
@@ -86,34 +116,77 @@ async function* filed(
  * as a records page (record-export.ts), as COPY holds its output back until its end.
  */
 function textBody(
-  connection: DuckDBConnection,
+  writers: WindowWriters,
   format: LineFormat,
   windows: readonly WindowRead[],
 ): AsyncIterable<Uint8Array> {
   const planned = windows.map((window) =>
     planExportText(format, window.plan, DUCKDB_DIALECT, window.oversized),
   );
-  return filed(connection, planned, format === "ndjson" ? LINES : CSV_CELLS);
+  return filed(writers, planned, format === "ndjson" ? LINES : CSV_CELLS);
 }
 
-/** Opens a DuckDB export snapshot on a new connection of `instance`. */
-export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<ExportSnapshot> {
+/** How an export's snapshot is opened (duckdb-store.ts `exportSnapshot`). */
+export interface ExportConnections {
+  /** Connections to write windows on; the first is the snapshot's reader too. */
+  connections: number;
+  /**
+   * Whether no write has been under way since before the first connection's snapshot began: then
+   * every connection's snapshot, begun after it, reads the same data as the first.
+   */
+  sameData(): boolean;
+  /** Whether this is the only export open: only then are windows written ahead. */
+  alone(): boolean;
+}
+
+/** A new connection of `instance` in a read transaction whose snapshot has begun. */
+async function snapshotConnection(instance: DuckDBInstance): Promise<DuckDBConnection> {
   const connection = await instance.connect();
-  let ended = false;
   try {
     await connection.run("BEGIN TRANSACTION");
+    await connection.run(SNAPSHOT_START);
+    return connection;
   } catch (error) {
     connection.closeSync();
     throw error;
   }
+}
+
+/** Ends a read transaction and closes its connection. */
+async function endSnapshot(connection: DuckDBConnection): Promise<void> {
+  // A read-only transaction: nothing to keep, and closing the connection ends it either way.
+  await connection.run("ROLLBACK").catch(() => undefined);
+  connection.closeSync();
+}
+
+/**
+ * Opens a DuckDB export snapshot on new connections of `instance`: one, and up to
+ * `options.connections` in all when their snapshots read the same data (`sameData`); if a write
+ * raced their start, the export reads on the first alone.
+ */
+export async function duckDbExportSnapshot(
+  instance: DuckDBInstance,
+  options: ExportConnections,
+): Promise<ExportSnapshot> {
+  const connections = [await snapshotConnection(instance)];
+  try {
+    while (connections.length < options.connections) connections.push(await snapshotConnection(instance));
+  } catch (error) {
+    await Promise.all(connections.map(endSnapshot));
+    throw error;
+  }
+  if (!options.sameData()) await Promise.all(connections.splice(1).map(endSnapshot));
+  const [connection] = connections as [DuckDBConnection];
+  const writers: WindowWriters = { connections, writeAhead: options.alone };
+  let ended = false;
   return {
     // An export reuses nothing across snapshots, so it never needs the generation.
     reader: snapshotReader(connection, async () => null),
-    copyText: (format, windows) => textBody(connection, format, windows),
+    copyText: (format, windows) => textBody(writers, format, windows),
     copyParquet: ({ windows }) =>
       joinedParquet(
         windowFiles(
-          connection,
+          writers,
           windows,
           `FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false`,
         ),
@@ -121,9 +194,7 @@ export async function duckDbExportSnapshot(instance: DuckDBInstance): Promise<Ex
     async end() {
       if (ended) return;
       ended = true;
-      // A read-only transaction: nothing to keep, and closing the connection ends it either way.
-      await connection.run("ROLLBACK").catch(() => undefined);
-      connection.closeSync();
+      await Promise.all(connections.map(endSnapshot));
     },
   };
 }
