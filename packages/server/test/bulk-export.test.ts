@@ -248,6 +248,20 @@ function exportPostgresEngine(): Engine {
   };
 }
 
+/**
+ * This process's export work directories (DuckDB writes an export's windows into files there)
+ * still in the temporary directory after waiting up to 5 s for them to go.
+ */
+async function exportWorkDirsLeft(): Promise<string[]> {
+  let left: string[] = [];
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    left = (await readdir(tmpdir())).filter((name) => name.startsWith(`mdq-export-${process.pid}-`));
+    if (left.length === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return left;
+}
+
 /** The rows of a Parquet export's file, as GraphQL gives them (numbers as doubles, dates as text). */
 async function parquetRows(path: string): Promise<Row[]> {
   const duckdb = await (await DuckDBInstance.create(":memory:")).connect();
@@ -883,13 +897,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       }
       controller.abort();
       await reader.read().catch(() => undefined);
-      let left: string[] = [];
-      for (let attempt = 0; attempt < 50; attempt += 1) {
-        left = (await readdir(tmpdir())).filter((name) => name.startsWith(`mdq-export-${process.pid}-`));
-        if (left.length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.deepEqual(left, []);
+      assert.deepEqual(await exportWorkDirsLeft(), []);
       assert.equal(await engine.openTransactions(), 0);
       const again = await exportOf(range);
       assert.equal(again.complete, true);
@@ -936,13 +944,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.equal(String(walked.rows.length), answers[0]!.headers["mdq-row-count"]);
       assert.equal(await engine.openTransactions(), 0);
       // Nor do the exports' work directories stay behind (DuckDB's windows are written to files).
-      let left: string[] = [];
-      for (let attempt = 0; attempt < 50; attempt += 1) {
-        left = (await readdir(tmpdir())).filter((name) => name.startsWith(`mdq-export-${process.pid}-`));
-        if (left.length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.deepEqual(left, []);
+      assert.deepEqual(await exportWorkDirsLeft(), []);
     });
 
     it("leaves no timer behind (node-postgres' read timeout of COPY streams)", async () => {
