@@ -213,7 +213,7 @@ type Engine = HarnessEngine & {
   name: "duckdb" | "postgres";
   /** Cuts the export's connection mid-stream, as a database failure would. */
   failExports(): Promise<void>;
-  /** Connections of the store's pool that are still in a transaction (none once exports end). */
+  /** Connections of the store's pool still in a transaction or a statement after up to 5 s (none once exports end). */
   openTransactions(): Promise<number>;
 };
 
@@ -241,9 +241,17 @@ function exportPostgresEngine(): Engine {
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY (%'`);
     },
     async openTransactions() {
-      const rows = await sql(`SELECT count(*) AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`);
-      return Number(rows[0].n);
+      // An export whose client left ends its snapshot after the statement it runs: waited for.
+      let open = 0;
+      for (let attempt = 0; attempt < 50; attempt += 1) {
+        const rows = await sql(`SELECT count(*) AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()
+            AND (state LIKE 'idle in transaction%' OR (state = 'active' AND backend_type = 'client backend' AND query NOT LIKE '%pg_stat_activity%'))`);
+        open = Number(rows[0].n);
+        if (open === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return open;
     },
   };
 }
@@ -275,6 +283,22 @@ async function parquetRows(path: string): Promise<Row[]> {
   } finally {
     duckdb.closeSync();
   }
+}
+
+/** An Arrow IPC stream's rows as GraphQL's records: dates as text, Int64 values as numbers. */
+function arrowRows(body: Buffer): Row[] {
+  return tableFromIPC(body)
+    .toArray()
+    .map((row) => {
+      const plain = row.toJSON() as Record<string, unknown>;
+      return Object.fromEntries(
+        RECORD_FIELDS.map((field) => {
+          const value = plain[field];
+          if (field === "date") return [field, new Date(value as number).toISOString().slice(0, 10)];
+          return [field, typeof value === "bigint" ? Number(value) : value];
+        }),
+      ) as Row;
+    });
 }
 
 /** An HTTP GET whose body is read to its end, or to the connection's failure. */
@@ -439,7 +463,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.deepEqual(lines, walked.lines);
     });
 
-    it("writes a range of several windows as GraphQL's walk of it, alone (windows written ahead) or beside other exports", async () => {
+    it("writes a range of several windows or reads as GraphQL's walk of it, alone (written or read ahead) or beside other exports", async () => {
       const range = { from: bulk.from, to: bulk.to };
       // GraphQL answers MAX_RANGE_DAYS a request: the range walked that many days at a time.
       const walked = { rows: [] as Row[], lines: [] as string[] };
@@ -459,6 +483,17 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       for (const answer of beside) {
         assert.equal(answer.complete, true);
         assert.ok(answer.body.equals(alone.body));
+      }
+      // Arrow's walk reads its next statement while it writes the last one's batches, alone only.
+      const arrow = await exportOf({ ...range, format: "arrow" });
+      assert.equal(arrow.complete, true);
+      assert.deepEqual(arrowRows(arrow.body), walked.rows);
+      const arrowBeside = await Promise.all(
+        Array.from({ length: EXPORT_CONCURRENCY }, () => exportOf({ ...range, format: "arrow" })),
+      );
+      for (const answer of arrowBeside) {
+        assert.equal(answer.complete, true);
+        assert.ok(answer.body.equals(arrow.body));
       }
       const csv = await exportOf({ ...range, format: "csv" });
       const csvIds = csv.body
@@ -633,19 +668,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const answer = await exportOf({ format: "arrow" });
       assert.equal(answer.status, 200);
       assert.equal(answer.headers["content-type"], "application/vnd.apache.arrow.stream");
-      const table = tableFromIPC(answer.body);
-      assert.equal(table.numRows, walked.rows.length);
-      const rows = table.toArray().map((row) => {
-        const plain = row.toJSON() as Record<string, unknown>;
-        return Object.fromEntries(
-          RECORD_FIELDS.map((field) => {
-            const value = plain[field];
-            if (field === "date") return [field, new Date(value as number).toISOString().slice(0, 10)];
-            return [field, typeof value === "bigint" ? Number(value) : value];
-          }),
-        );
-      });
-      assert.deepEqual(rows, walked.rows);
+      assert.deepEqual(arrowRows(answer.body), walked.rows);
     });
 
     it("compresses the text formats with gzip when asked", async () => {
@@ -879,29 +902,40 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.equal((await exportOf()).status, 200);
     });
 
-    it("stops the windows being written when the client of an export alone leaves, and leaves no file behind", async () => {
+    it("stops the windows being written, or the read ahead, when the client of an export alone leaves, and leaves nothing behind", async () => {
       const range = { from: bulk.from, to: bulk.to };
+      /** Reads `bytes` of the export of `parameters`, then leaves. */
+      const leaveAfter = async (parameters: Record<string, string>, bytes: number) => {
+        const controller = new AbortController();
+        const response = await fetch(exportUrl(parameters), {
+          headers: { authorization: `Bearer ${await token()}` },
+          signal: controller.signal,
+        });
+        assert.equal(response.status, 200);
+        const reader = response.body!.getReader();
+        for (let read = 0; read < bytes; ) {
+          const chunk = await reader.read();
+          assert.equal(chunk.done, false);
+          read += chunk.value!.length;
+        }
+        controller.abort();
+        await reader.read().catch(() => undefined);
+      };
       const reference = await exportOf(range);
-      const controller = new AbortController();
-      const response = await fetch(exportUrl(range), {
-        headers: { authorization: `Bearer ${await token()}` },
-        signal: controller.signal,
-      });
-      assert.equal(response.status, 200);
-      const reader = response.body!.getReader();
       // Past the first window (a batch of the walk, under 1,000 bytes a row), into those the engine writes.
-      for (let read = 0; read < FIRST_WINDOW_ROWS * 1000; ) {
-        const chunk = await reader.read();
-        assert.equal(chunk.done, false);
-        read += chunk.value!.length;
-      }
-      controller.abort();
-      await reader.read().catch(() => undefined);
+      await leaveAfter(range, FIRST_WINDOW_ROWS * 1000);
       assert.deepEqual(await exportWorkDirsLeft(), []);
       assert.equal(await engine.openTransactions(), 0);
       const again = await exportOf(range);
       assert.equal(again.complete, true);
       assert.ok(again.body.equals(reference.body));
+      // Arrow: past its first batches, while its walk's next statement is read ahead.
+      const arrow = await exportOf({ ...range, format: "arrow" });
+      await leaveAfter({ ...range, format: "arrow" }, Math.floor(arrow.body.length / 3));
+      assert.equal(await engine.openTransactions(), 0);
+      const arrowAgain = await exportOf({ ...range, format: "arrow" });
+      assert.equal(arrowAgain.complete, true);
+      assert.ok(arrowAgain.body.equals(arrow.body));
     });
 
     it("leaves the pool whole after 100 aborted exports", async () => {

@@ -82,20 +82,71 @@ function utf8Vector(values: readonly RecordValue[]): Vector {
   return utf8Data(values.length, offsets, bytes.subarray(0, at));
 }
 
-/** The days of a date column since 1970-01-01, each text read once per run of equal values. */
+/** Whether `bytes[first, first + length)` and `bytes[second, second + length)` are equal. */
+function sameBytes(bytes: Uint8Array, first: number, second: number, length: number): boolean {
+  for (let index = 0; index < length; index += 1)
+    if (bytes[first + index] !== bytes[second + index]) return false;
+  return true;
+}
+
+/**
+ * The days of a date column since 1970-01-01, each text read once per run of equal values (the
+ * rows come in day order): the engine's bytes compared with the last value's, not decoded.
+ */
 function dayVector(column: RecordColumn, rowCount: number): Vector {
   const days = new Int32Array(rowCount);
-  let last = "";
   let day = 0;
-  for (let row = 0; row < rowCount; row += 1) {
-    const text = "utf8" in column ? textValue(column, row) : (column.values[row] as string);
-    if (text !== last) {
-      last = text;
-      day = toEpochDay(text);
+  if ("utf8" in column) {
+    const { utf8, starts, stride, offset } = column;
+    let lastStart = -1;
+    let lastLength = -1;
+    for (let row = 0; row < rowCount; row += 1) {
+      const at = row * stride + offset;
+      const start = starts[at]!;
+      const length = starts[at + 1]! - 1 - start;
+      if (length !== lastLength || !sameBytes(utf8, start, lastStart, length)) {
+        day = toEpochDay(textValue(column, row));
+        lastStart = start;
+        lastLength = length;
+      }
+      days[row] = day;
     }
-    days[row] = day;
+  } else {
+    let last = "";
+    for (let row = 0; row < rowCount; row += 1) {
+      const text = column.values[row] as string;
+      if (text !== last) {
+        last = text;
+        day = toEpochDay(text);
+      }
+      days[row] = day;
+    }
   }
   return makeVector({ type: new DateDay(), data: days });
+}
+
+const TWO_TO_32 = 2 ** 32;
+/** Whether this machine stores a typed array's values little-endian (every one Node ships for but s390x). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * Whole numbers as Int64 values: a safe integer written as its two 32-bit halves, low first (on a
+ * little-endian machine, where the halves are the Int64's bytes), which costs no BigInt; any other
+ * value (text of more digits) through BigInt.
+ */
+function int64Data(column: RecordColumn, rowCount: number): BigInt64Array {
+  const values = "utf8" in column ? [] : column.values;
+  const data = new BigInt64Array(rowCount);
+  const halves = new Int32Array(data.buffer);
+  for (let row = 0; row < rowCount; row += 1) {
+    const value = values[row];
+    if (LITTLE_ENDIAN && typeof value === "number" && Number.isSafeInteger(value)) {
+      // Two's complement: the low half is the value modulo 2³², the high half its floored quotient.
+      halves[2 * row] = value >>> 0;
+      halves[2 * row + 1] = Math.floor(value / TWO_TO_32);
+    } else data[row] = BigInt(value as string | number);
+  }
+  return data;
 }
 
 /** A numeric column's values as GraphQL's numbers (`values[row] / 10 ** places`). */
@@ -117,13 +168,9 @@ function tableOf(batch: ExportBatch): Table {
   for (const field of RECORD_FIELDS) {
     const column = batch.columns[batch.fields.indexOf(field)]!;
     if (field === "date") vectors[field] = dayVector(column, rowCount);
-    else if (INT64_FIELDS.has(field)) {
-      const values = "utf8" in column ? [] : column.values;
-      vectors[field] = makeVector({
-        type: new Int64(),
-        data: BigInt64Array.from({ length: rowCount }, (_, row) => BigInt(values[row] as string | number)),
-      });
-    } else if (FLOAT64_FIELDS.has(field))
+    else if (INT64_FIELDS.has(field))
+      vectors[field] = makeVector({ type: new Int64(), data: int64Data(column, rowCount) });
+    else if (FLOAT64_FIELDS.has(field))
       vectors[field] = makeVector({ type: new Float64(), data: numbers(column, rowCount) });
     else vectors[field] = "utf8" in column ? utf8BytesVector(column, rowCount) : utf8Vector(column.values);
   }

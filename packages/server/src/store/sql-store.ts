@@ -43,11 +43,38 @@ export abstract class SqlStore implements RecordExports {
   protected abstract readonly snapshot: InSnapshot;
   /** Runs one statement on any connection. */
   protected abstract rows(sql: string, params?: PlannedSql["params"]): Promise<Row[]>;
-  /** Opens an export's snapshot: a connection of its own in one read transaction. */
-  protected abstract exportSnapshot(): Promise<ExportSnapshot>;
+  /**
+   * Opens an export's snapshot: a connection of its own in one read transaction. `alone` says,
+   * whenever asked, whether it is the only export open (then it may read ahead).
+   */
+  protected abstract exportSnapshot(alone: () => boolean): Promise<ExportSnapshot>;
+  /** Exports whose snapshot is open. */
+  private exportsOpen = 0;
 
   async openRecordExport(query: ExportQuery): Promise<RecordExport> {
-    return openExport(await this.exportSnapshot(), query);
+    this.exportsOpen += 1;
+    let counted = true;
+    const closed = () => {
+      if (counted) this.exportsOpen -= 1;
+      counted = false;
+    };
+    let snapshot: ExportSnapshot;
+    try {
+      snapshot = await this.exportSnapshot(() => this.exportsOpen === 1);
+    } catch (error) {
+      closed();
+      throw error;
+    }
+    return openExport(
+      {
+        ...snapshot,
+        async end() {
+          closed();
+          await snapshot.end();
+        },
+      },
+      query,
+    );
   }
 
   async findBrand(brandId: string): Promise<Brand | undefined> {

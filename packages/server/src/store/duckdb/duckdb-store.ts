@@ -162,8 +162,6 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   /** Writes asked and writes finished, failed ones too: equal when none is under way. */
   private writesAsked = 0;
   private writesSettled = 0;
-  /** Exports whose snapshot is open (`exportSnapshot`). */
-  private exportsOpen = 0;
 
   constructor(
     private readonly instance: DuckDBInstance,
@@ -583,30 +581,12 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
    * CONTRACT §7: an export from one snapshot, on connections of its own (store/export/): more than
    * one only while it is the only export open, and while no write raced their start.
    */
-  protected async exportSnapshot(): Promise<ExportSnapshot> {
-    this.exportsOpen += 1;
-    let counted = true;
-    const closed = () => {
-      if (counted) this.exportsOpen -= 1;
-      counted = false;
-    };
-    try {
-      const snapshot = await duckDbExportSnapshot(this.instance, {
-        connections: this.exportConnections,
-        sameData: this.quietSince(),
-        alone: () => this.exportsOpen === 1,
-      });
-      return {
-        ...snapshot,
-        async end() {
-          closed();
-          await snapshot.end();
-        },
-      };
-    } catch (error) {
-      closed();
-      throw error;
-    }
+  protected exportSnapshot(alone: () => boolean): Promise<ExportSnapshot> {
+    return duckDbExportSnapshot(this.instance, {
+      connections: this.exportConnections,
+      sameData: this.quietSince(),
+      alone,
+    });
   }
 
   async ping(): Promise<void> {

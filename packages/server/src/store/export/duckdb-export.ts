@@ -191,6 +191,7 @@ export async function duckDbExportSnapshot(
           `FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP_ROWS}, USE_TMP_FILE false`,
         ),
       ),
+    readAhead: options.alone,
     async end() {
       if (ended) return;
       ended = true;

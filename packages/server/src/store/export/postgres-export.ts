@@ -46,8 +46,11 @@ const LINES = `FORMAT csv, QUOTE E'\\x${LINE_QUOTE.toString(16).padStart(2, "0")
  */
 const CSV_CELLS = `FORMAT csv, NULL E'\\x03'`;
 
-/** Opens a PostgreSQL export snapshot on a connection of `pool`. */
-export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnapshot> {
+/**
+ * Opens a PostgreSQL export snapshot on a connection of `pool`; its walk reads ahead while `alone`
+ * (the only export open).
+ */
+export async function postgresExportSnapshot(pool: pg.Pool, alone: () => boolean): Promise<ExportSnapshot> {
   let client: PoolClient;
   try {
     client = await pool.connect();
@@ -99,6 +102,7 @@ export async function postgresExportSnapshot(pool: pg.Pool): Promise<ExportSnaps
         windows.map((window) => copied([window], "FORMAT csv")),
         currency,
       ),
+    readAhead: alone,
     end,
   };
 

@@ -106,6 +106,11 @@ export interface ExportSnapshot {
   copyText(format: LineFormat, windows: readonly WindowRead[]): AsyncIterable<Uint8Array>;
   /** The rows written as one Parquet file, in `planExportParquet`'s columns, window after window. */
   copyParquet(rows: ParquetRows): AsyncIterable<Uint8Array>;
+  /**
+   * Whether a walk of the snapshot (`RecordExport.batches`) may start its next statement while the
+   * batches of the last are written: only while this is the only export open.
+   */
+  readAhead(): boolean;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
 }
@@ -386,27 +391,38 @@ class SnapshotExport implements RecordExport {
     walk.count = { total: days.reduce((sum, day) => sum + day.rows, 0), missingRate: null };
     walk.dataVersion = this.dataVersion;
     if (resumed !== null) rememberBoundary(walk, 0, resumed);
-    let left = rows;
-    for (let page = 1; left > 0; ) {
+    const readFrom = (page: number, left: number) => {
       const pages = page === 1 ? 1 : Math.min(BATCHES_PER_READ, Math.ceil(left / pageSize));
-      const read = await readRecordsPages(
-        walker,
-        { ...query, page: { page, pageSize } },
-        walks,
-        pages,
-        rates,
-      );
-      for (const batch of read) {
-        // The snapshot counted these rows: fewer would cut the body short of its MDQ-Row-Count.
-        if (batch.rowCount === 0) throw new Error(`an export's walk ended ${left} rows before its count`);
-        if (batch.rowCount > left)
-          throw new Error(`an export's walk read ${batch.rowCount - left} rows past its count`);
-        left -= batch.rowCount;
-        yield batch;
+      const read = readRecordsPages(walker, { ...query, page: { page, pageSize } }, walks, pages, rates);
+      // Read ahead, it is awaited in its turn; failing meanwhile, it must not surface unhandled.
+      read.catch(() => undefined);
+      return read;
+    };
+    let left = rows;
+    let page = 1;
+    let next: Promise<RecordsPage[]> | null = readFrom(page, left);
+    try {
+      while (next !== null) {
+        const read: RecordsPage[] = await next;
+        next = null;
+        for (const batch of read) {
+          // The snapshot counted these rows: fewer would cut the body short of its MDQ-Row-Count.
+          if (batch.rowCount === 0) throw new Error(`an export's walk ended ${left} rows before its count`);
+          if (batch.rowCount > left)
+            throw new Error(`an export's walk read ${batch.rowCount - left} rows past its count`);
+          left -= batch.rowCount;
+        }
+        page += read.length;
+        // Only the last page's boundary is walked from again.
+        for (const done of walk.boundaries.keys()) if (done < page - 1) walk.boundaries.delete(done);
+        // The next statement runs on the engine while these batches are written (the main thread).
+        if (left > 0 && this.snapshot.readAhead()) next = readFrom(page, left);
+        yield* read;
+        if (left > 0) next ??= readFrom(page, left);
       }
-      page += read.length;
-      // Only the last page's boundary is walked from again.
-      for (const done of walk.boundaries.keys()) if (done < page - 1) walk.boundaries.delete(done);
+    } finally {
+      // A statement read ahead for a consumer that left: the snapshot ends after it.
+      await next?.catch(() => undefined);
     }
   }
 }

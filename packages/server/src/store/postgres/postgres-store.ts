@@ -381,8 +381,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   }
 
   /** CONTRACT §7: an export from one REPEATABLE READ snapshot (store/export/). */
-  protected exportSnapshot(): Promise<ExportSnapshot> {
-    return postgresExportSnapshot(this.pool);
+  protected exportSnapshot(alone: () => boolean): Promise<ExportSnapshot> {
+    return postgresExportSnapshot(this.pool, alone);
   }
 
   async ping(): Promise<void> {
