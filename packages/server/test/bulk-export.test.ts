@@ -577,6 +577,16 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
         parquetIds.every((id, index) => id === expected[index]),
         "Parquet out of order",
       );
+      // Arrow walks the day larger than its windows page after page, then the days after it.
+      const range = { from: day, to: addDays(day, 3) };
+      const walkedIds = (await exportOf(range)).body
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line).recordId);
+      assert.ok(walkedIds.length > BIG_DAY_ROWS);
+      const arrow = await exportOf({ ...range, format: "arrow" });
+      assert.deepEqual([...tableFromIPC(arrow.body).getChild("recordId")!].map(String), walkedIds);
     });
 
     it("splits a first day larger than the first window, and resumes inside it, in every format", async () => {

@@ -176,12 +176,13 @@ export async function duckDbExportSnapshot(
     throw error;
   }
   if (!options.sameData()) await Promise.all(connections.splice(1).map(endSnapshot));
-  const [connection] = connections as [DuckDBConnection];
   const writers: WindowWriters = { connections, writeAhead: options.alone };
   let ended = false;
+  // An export reuses nothing across snapshots, so it never needs the generation.
+  const readers = connections.map((each) => snapshotReader(each, async () => null));
   return {
-    // An export reuses nothing across snapshots, so it never needs the generation.
-    reader: snapshotReader(connection, async () => null),
+    reader: readers[0]!,
+    readers,
     copyText: (format, windows) => textBody(writers, format, windows),
     copyParquet: ({ windows }) =>
       joinedParquet(

@@ -20,6 +20,7 @@
  */
 import type pg from "pg";
 import type { PoolClient } from "pg";
+import type { SnapshotReader } from "../page-reads.js";
 import { copyStream } from "../postgres/copy-to.js";
 import { storeError } from "../postgres/postgres-errors.js";
 import { endReadTimeout, UNBOUNDED_QUERY } from "../postgres/postgres-pool.js";
@@ -85,11 +86,14 @@ export async function postgresExportSnapshot(pool: pg.Pool, alone: () => boolean
   }
   // An export reuses nothing across snapshots, so it never needs the generation.
   const reader = snapshotReader(client, null);
+  const failingAsStoreErrors: SnapshotReader = {
+    ...reader,
+    run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
+  };
   return {
-    reader: {
-      ...reader,
-      run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
-    },
+    reader: failingAsStoreErrors,
+    // One connection: a statement read ahead waits on it for the one before.
+    readers: [failingAsStoreErrors],
     copyText(format, windows) {
       const body = copied(
         windows.map((window) => planExportText(format, window.plan, reader.dialect, window.oversized)),

@@ -13,16 +13,9 @@
  * (page-reads.ts `readRecordsPages`): keyset pages of the day sort, text kept as the engine's
  * bytes.
  */
-import { randomUUID } from "node:crypto";
 import { type ExportFormat, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import type { CurrencyCode } from "../../currencies.js";
-import {
-  missingRateError,
-  readFxHistory,
-  readRecordsPages,
-  type SnapshotReader,
-  walkFacts,
-} from "../page-reads.js";
+import { missingRateError, readFxHistory, type SnapshotReader, walkFacts } from "../page-reads.js";
 import {
   type PlannedExport,
   type PlannedSql,
@@ -34,8 +27,9 @@ import {
 import type { RecordsQuery, RowScope } from "../query-request.js";
 import type { DayRates } from "../record-money.js";
 import { type RecordsPage, type RecordValue, recordValue } from "../store.js";
-import { type DayCount, rememberBoundary, WalkMemory } from "../walk-memory.js";
+import type { DayCount } from "../walk-memory.js";
 import { type LineFormat, planExportParquet } from "./export-sql.js";
+import { type ExportWalk, type WalkReaders, walkBatches, walkWindows } from "./export-walk.js";
 
 /** A validated export request: the rows of `scope` in `currency`, after `after` when resuming. */
 export interface ExportQuery {
@@ -95,8 +89,12 @@ export function exportsRecords(store: object): store is RecordExports {
   return typeof (store as Partial<RecordExports>).openRecordExport === "function";
 }
 
-/** One engine's snapshot for an export: planned reads, then the rows' statements, one after another. */
-export interface ExportSnapshot {
+/**
+ * One engine's snapshot for an export: planned reads, then the rows' statements, one after another
+ * (its walk's on `readers`, export-walk.ts).
+ */
+export interface ExportSnapshot extends WalkReaders {
+  /** The snapshot's first reader (the facts'); `readers[0]`. */
   reader: SnapshotReader;
   /**
    * The body of a text format for the windows' rows, window after window, with the consumer's
@@ -106,11 +104,6 @@ export interface ExportSnapshot {
   copyText(format: LineFormat, windows: readonly WindowRead[]): AsyncIterable<Uint8Array>;
   /** The rows written as one Parquet file, in `planExportParquet`'s columns, window after window. */
   copyParquet(rows: ParquetRows): AsyncIterable<Uint8Array>;
-  /**
-   * Whether a walk of the snapshot (`RecordExport.batches`) may start its next statement while the
-   * batches of the last are written: only while this is the only export open.
-   */
-  readAhead(): boolean;
   /** Ends the snapshot and gives its connection back; safe to call twice. */
   end(): Promise<void>;
 }
@@ -149,15 +142,20 @@ const WINDOW_ROWS = 114_688;
 const BATCH_ROWS = 4096;
 /**
  * Batches each statement of `batches` reads after its first (one page, so the first bytes come
- * early): 16,384 rows, whose unpacking (page-reads.ts) is one step of the main thread that no
- * other request can interrupt, about an export turn's slice (export/export-turns.ts). GraphQL's
- * p99 under 4 Arrow exports at scale 150 (DuckDB, idle 6 ms): 77–88 ms reading 65,536 rows a
- * statement, 29 ms reading 16,384, 20 ms reading 8,192; one export alone 292 k, 267 k and 253 k
- * rows/s (bench/README.md "18o").
+ * early), while the export is the only one open: 16,384 rows, whose unpacking (page-reads.ts) is
+ * one step of the main thread that no other request can interrupt, about an export turn's slice
+ * (export/export-turns.ts). GraphQL's p99 under 4 Arrow exports at scale 150 (DuckDB, idle 6 ms):
+ * 77–88 ms reading 65,536 rows a statement, 29 ms reading 16,384, 20 ms reading 8,192; one export
+ * alone 292 k, 267 k and 253 k rows/s (bench/README.md "18o"); alone and reading ahead, 32,768
+ * rows a statement were no faster than 16,384 ("18s").
  */
 const BATCHES_PER_READ = 4;
-/** `batches`' order: `marketingRecords`' day sort, ascending (date, then record id). */
-const DAY_ORDER: RecordsQuery["sort"] = [{ field: "DATE_DAY", direction: "ASC" }];
+/**
+ * Batches a statement reads beside other exports (8,192 rows): there the steps of every export's
+ * main-thread work come between GraphQL's requests, and halving them took GraphQL's p99 under 4
+ * Arrow exports from 6.1× to 3.7× idle ("18s").
+ */
+const BATCHES_PER_READ_BESIDE = 2;
 
 /**
  * A range of days read by one statement, and its rows: whole days, but for a first day larger
@@ -295,19 +293,6 @@ export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): 
   }
 }
 
-/** What `RecordExport.batches` walks, as the export's facts found it. */
-interface ExportWalk {
-  /** The rows' range: from the resumed row's day when resuming. */
-  scope: RowScope;
-  currency: CurrencyCode;
-  /** The resumed row, when it falls in the range: the walk goes on after it. */
-  resumed: SortBoundary | null;
-  /** The walked range's rows per day (the export's facts, from the walk's first day). */
-  days: DayCount[];
-  /** The FX rates of the export's range, read once for its missing-rate verdict. */
-  rates: () => Promise<DayRates>;
-}
-
 /** An export over an engine's snapshot. */
 class SnapshotExport implements RecordExport {
   private started = false;
@@ -337,7 +322,15 @@ class SnapshotExport implements RecordExport {
   }
 
   batches(): AsyncIterable<ExportBatch> {
-    return this.once(this.walkedBatches(BATCH_ROWS, this.rowCount));
+    const windows = walkWindows(this.walked, this.rowCount, BATCH_ROWS, BATCH_ROWS * BATCHES_PER_READ);
+    return this.once(
+      walkBatches(this.snapshot, this.walked, windows, {
+        pageSize: BATCH_ROWS,
+        firstPages: 1,
+        laterPages: () => (this.snapshot.readAhead() ? BATCHES_PER_READ : BATCHES_PER_READ_BESIDE),
+        dataVersion: this.dataVersion,
+      }),
+    );
   }
 
   close(): Promise<void> {
@@ -348,7 +341,15 @@ class SnapshotExport implements RecordExport {
   private async *textBody(format: LineFormat): AsyncIterable<Uint8Array | ExportBatch> {
     const [first, ...rest] = this.windows;
     if (first === undefined) return;
-    yield* this.walkedBatches(first.rows, first.rows);
+    // One page of the first window's rows, from the walk's first day (or its resumed row).
+    const { scope, days, resumed } = this.walked;
+    const window = { from: scope.from, to: scope.to, days, rows: first.rows, resumed };
+    yield* walkBatches(this.snapshot, this.walked, [window], {
+      pageSize: first.rows,
+      firstPages: 1,
+      laterPages: () => 1,
+      dataVersion: this.dataVersion,
+    });
     if (rest.length > 0) yield* this.snapshot.copyText(format, rest);
   }
 
@@ -361,68 +362,6 @@ class SnapshotExport implements RecordExport {
       yield* body;
     } finally {
       await this.snapshot.end();
-    }
-  }
-
-  /**
-   * The first `rows` rows as `marketingRecords` reads them (page-reads.ts `readRecordsPages`): a
-   * walk of the day sort in pages of `pageSize`, each from the previous one's last row, the first
-   * read alone, then `BATCHES_PER_READ` a statement; text kept as the engine's bytes, money
-   * converted by record-money.ts.
-   * The walk is this export's alone (a generation of its own: nothing is shared with other
-   * readers), and its snapshot reads one data version throughout. It starts from the export's
-   * facts, data version and rates, so its first batch costs one statement.
-   */
-  private async *walkedBatches(pageSize: number, rows: number): AsyncIterable<ExportBatch> {
-    const { reader } = this.snapshot;
-    const generation = `export ${randomUUID()}`;
-    const walker: SnapshotReader = { ...reader, generation: async () => generation };
-    const walks = new WalkMemory();
-    const { scope, currency, resumed, days, rates } = this.walked;
-    const query: RecordsQuery = {
-      scope,
-      currency,
-      fields: RECORD_FIELDS,
-      sort: DAY_ORDER,
-      page: { page: 1, pageSize },
-    };
-    const walk = walks.walkOf(generation, query);
-    walk.days = days;
-    walk.count = { total: days.reduce((sum, day) => sum + day.rows, 0), missingRate: null };
-    walk.dataVersion = this.dataVersion;
-    if (resumed !== null) rememberBoundary(walk, 0, resumed);
-    const readFrom = (page: number, left: number) => {
-      const pages = page === 1 ? 1 : Math.min(BATCHES_PER_READ, Math.ceil(left / pageSize));
-      const read = readRecordsPages(walker, { ...query, page: { page, pageSize } }, walks, pages, rates);
-      // Read ahead, it is awaited in its turn; failing meanwhile, it must not surface unhandled.
-      read.catch(() => undefined);
-      return read;
-    };
-    let left = rows;
-    let page = 1;
-    let next: Promise<RecordsPage[]> | null = readFrom(page, left);
-    try {
-      while (next !== null) {
-        const read: RecordsPage[] = await next;
-        next = null;
-        for (const batch of read) {
-          // The snapshot counted these rows: fewer would cut the body short of its MDQ-Row-Count.
-          if (batch.rowCount === 0) throw new Error(`an export's walk ended ${left} rows before its count`);
-          if (batch.rowCount > left)
-            throw new Error(`an export's walk read ${batch.rowCount - left} rows past its count`);
-          left -= batch.rowCount;
-        }
-        page += read.length;
-        // Only the last page's boundary is walked from again.
-        for (const done of walk.boundaries.keys()) if (done < page - 1) walk.boundaries.delete(done);
-        // The next statement runs on the engine while these batches are written (the main thread).
-        if (left > 0 && this.snapshot.readAhead()) next = readFrom(page, left);
-        yield* read;
-        if (left > 0) next ??= readFrom(page, left);
-      }
-    } finally {
-      // A statement read ahead for a consumer that left: the snapshot ends after it.
-      await next?.catch(() => undefined);
     }
   }
 }
