@@ -8,7 +8,8 @@
  * read path (record-export.ts), so that the first bytes come early. Parquet the same way, window
  * by window into files, joined into one file as they come (parquet-join.ts). Reading is the
  * backpressure: when the client reads slowly, no next window is written. Formats DuckDB does not
- * write (Arrow) are read through the snapshot's `reader` too, page by page.
+ * write (Arrow) are read through the snapshot's readers, one a connection, in windows of pages
+ * (export-walk.ts).
  */
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";

@@ -4,8 +4,8 @@
  * through pg-copy-streams (its stream pauses the connection's socket when the client reads
  * slowly); so is Parquet's CSV, which a scratch DuckDB writes as Parquet (parquet-from-csv.ts);
  * Arrow, and a text export's first window, are read through the snapshot's `reader` by
- * `marketingRecords`' read path (record-export.ts), a statement of up to 65,536 rows at a time, as
- * fast as the client takes them. The statement timeout does not apply inside it (`SET LOCAL`): an
+ * `marketingRecords`' read path (export-walk.ts), a statement of up to 16,384 rows at a time (one
+ * queued ahead while the export is the only one open), as fast as the client takes them. The statement timeout does not apply inside it (`SET LOCAL`): an
  * export is long by design and bounded instead by the instance's export slots
  * (`MDQ_EXPORT_CONCURRENCY`). Nor do nested loops: the planner takes the target currency's rates (`day_rates t`, a CTE
  * filtered by currency) for one row and would scan them again for every record of a window, as
@@ -13,8 +13,8 @@
  * campaign aggregate, which hash-joins those rates already, took 236–259 ms with nested loops
  * off against 146–166 with them (scale 10, `EXPLAIN ANALYZE`), so the stores' sessions keep them.
  * The COPYs are exempt from node-postgres's client-side timeout too (`UNBOUNDED_QUERY`); the
- * reader's statements (the facts; a read of up to 65,536 rows, about 0.7 s at scale 150, where a
- * 283,500-row Arrow export takes 3.2 s) keep it: the statement timeout plus 5 s.
+ * reader's statements (the facts; a read of up to 16,384 rows, where a 283,500-row Arrow export
+ * took 1.8 s at scale 150) keep it: the statement timeout plus 5 s.
  * However the export ends, the connection goes back to the pool, or is discarded when it cannot
  * even roll back, so aborted exports never leak pool slots.
  */

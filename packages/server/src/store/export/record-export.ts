@@ -10,8 +10,8 @@
  * early, then larger ones, so no statement sorts more than a window's rows), read one after
  * another in the snapshot. A text format's first window, and the other formats (Arrow), are
  * written from batches (export/records-writer.ts) that `marketingRecords`' own read path reads
- * (page-reads.ts `readRecordsPages`): keyset pages of the day sort, text kept as the engine's
- * bytes.
+ * (export-walk.ts, page-reads.ts `readRecordsPages`): keyset pages of the day sort, text kept as
+ * the engine's bytes.
  */
 import { type ExportFormat, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import type { CurrencyCode } from "../../currencies.js";
