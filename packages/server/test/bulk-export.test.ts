@@ -240,34 +240,39 @@ function exportPostgresEngine(): Engine {
       await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY (%'`);
     },
-    async openTransactions() {
+    openTransactions() {
       // An export whose client left ends its snapshot after the statement it runs: waited for.
-      let open = 0;
-      for (let attempt = 0; attempt < 50; attempt += 1) {
+      return untilNone(async () => {
         const rows = await sql(`SELECT count(*) AS n FROM pg_stat_activity
           WHERE datname = current_database() AND pid <> pg_backend_pid()
             AND (state LIKE 'idle in transaction%' OR (state = 'active' AND backend_type = 'client backend' AND query NOT LIKE '%pg_stat_activity%'))`);
-        open = Number(rows[0].n);
-        if (open === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return open;
+        return Number(rows[0].n);
+      });
     },
   };
+}
+
+/**
+ * What `count` reads (a number, or a list's length), read again every 100 ms until it is none or
+ * 5 s have passed: the last reading.
+ */
+async function untilNone<T extends number | readonly unknown[]>(count: () => Promise<T>): Promise<T> {
+  let left = await count();
+  for (let attempt = 1; attempt < 50 && (typeof left === "number" ? left : left.length) > 0; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left = await count();
+  }
+  return left;
 }
 
 /**
  * This process's export work directories (DuckDB writes an export's windows into files there)
  * still in the temporary directory after waiting up to 5 s for them to go.
  */
-async function exportWorkDirsLeft(): Promise<string[]> {
-  let left: string[] = [];
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    left = (await readdir(tmpdir())).filter((name) => name.startsWith(`mdq-export-${process.pid}-`));
-    if (left.length === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return left;
+function exportWorkDirsLeft(): Promise<string[]> {
+  return untilNone(async () =>
+    (await readdir(tmpdir())).filter((name) => name.startsWith(`mdq-export-${process.pid}-`)),
+  );
 }
 
 /** The rows of a Parquet export's file, as GraphQL gives them (numbers as doubles, dates as text). */

@@ -182,7 +182,6 @@ export async function duckDbExportSnapshot(
   // An export reuses nothing across snapshots, so it never needs the generation.
   const readers = connections.map((each) => snapshotReader(each, async () => null));
   return {
-    reader: readers[0]!,
     readers,
     copyText: (format, windows) => textBody(writers, format, windows),
     copyParquet: ({ windows }) =>

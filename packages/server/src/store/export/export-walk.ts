@@ -40,7 +40,10 @@ export interface ExportWalk {
 
 /** The snapshot's side of a walk. */
 export interface WalkReaders {
-  /** Readers of one snapshot: a window's statements go to them in turn. */
+  /**
+   * Readers of one snapshot, at least one (the first reads the export's facts): the walk's
+   * statements go to them in turn.
+   */
   readers: readonly SnapshotReader[];
   /**
    * Whether the next statement may run while this one's batches are written: only while this is
@@ -94,10 +97,14 @@ export function walkWindows(
   return first.rows > 0 ? windows : windows.slice(1);
 }
 
-/** One statement of a window's walk: `pages` pages from `page`. */
-interface WindowRead {
+/** Where a statement of a window's walk starts: its window and page. */
+interface WindowPage {
   window: number;
   page: number;
+}
+
+/** One statement of a window's walk: `pages` pages from its page. */
+interface WindowRead extends WindowPage {
   pages: number;
 }
 
@@ -133,16 +140,16 @@ export async function* walkBatches(
     return query;
   });
   // The statements in order: the next to start, and the rows of its window not yet asked for.
-  let next: WindowRead | null = windows.length > 0 ? { window: 0, page: 1, pages: 0 } : null;
+  let next: WindowPage | null = windows.length > 0 ? { window: 0, page: 1 } : null;
   let unasked = windows[0]?.rows ?? 0;
   const plan = (): WindowRead | null => {
     if (next === null) return null;
     const perRead = next.window === 0 && next.page === 1 ? options.firstPages : options.laterPages();
-    const read = { ...next, pages: Math.min(perRead, Math.ceil(unasked / pageSize)) };
+    const read: WindowRead = { ...next, pages: Math.min(perRead, Math.ceil(unasked / pageSize)) };
     unasked -= read.pages * pageSize;
-    if (unasked > 0) next = { window: read.window, page: read.page + read.pages, pages: 0 };
+    if (unasked > 0) next = { window: read.window, page: read.page + read.pages };
     else if (read.window + 1 < windows.length) {
-      next = { window: read.window + 1, page: 1, pages: 0 };
+      next = { window: read.window + 1, page: 1 };
       unasked = windows[read.window + 1]!.rows;
     } else next = null;
     return read;

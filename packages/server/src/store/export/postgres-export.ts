@@ -3,12 +3,13 @@
  * transaction. The text formats are written by the server itself, `COPY (...) TO STDOUT` read
  * through pg-copy-streams (its stream pauses the connection's socket when the client reads
  * slowly); so is Parquet's CSV, which a scratch DuckDB writes as Parquet (parquet-from-csv.ts);
- * Arrow, and a text export's first window, are read through the snapshot's `reader` by
+ * Arrow, and a text export's first window, are read through the snapshot's reader by
  * `marketingRecords`' read path (export-walk.ts), a statement of up to 16,384 rows at a time (one
- * queued ahead while the export is the only one open), as fast as the client takes them. The statement timeout does not apply inside it (`SET LOCAL`): an
- * export is long by design and bounded instead by the instance's export slots
- * (`MDQ_EXPORT_CONCURRENCY`). Nor do nested loops: the planner takes the target currency's rates (`day_rates t`, a CTE
- * filtered by currency) for one row and would scan them again for every record of a window, as
+ * queued ahead while the export is the only one open), as fast as the client takes them. The
+ * statement timeout does not apply inside it (`SET LOCAL`): an export is long by design and
+ * bounded instead by the instance's export slots (`MDQ_EXPORT_CONCURRENCY`). Nor do nested loops:
+ * the planner takes the target currency's rates (`day_rates t`, a CTE filtered by currency) for
+ * one row and would scan them again for every record of a window, as
  * it did for the first window (48 of its 73 ms at scale 30; hash-joined, 6 ms). Only here: a
  * campaign aggregate, which hash-joins those rates already, took 236–259 ms with nested loops
  * off against 146–166 with them (scale 10, `EXPLAIN ANALYZE`), so the stores' sessions keep them.
@@ -91,7 +92,6 @@ export async function postgresExportSnapshot(pool: pg.Pool, alone: () => boolean
     run: (statement) => reader.run(statement).catch((error: unknown) => Promise.reject(storeError(error))),
   };
   return {
-    reader: failingAsStoreErrors,
     // One connection: a statement read ahead waits on it for the one before.
     readers: [failingAsStoreErrors],
     copyText(format, windows) {

@@ -15,7 +15,7 @@
  */
 import { type ExportFormat, RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import type { CurrencyCode } from "../../currencies.js";
-import { missingRateError, readFxHistory, type SnapshotReader, walkFacts } from "../page-reads.js";
+import { missingRateError, readFxHistory, walkFacts } from "../page-reads.js";
 import {
   type PlannedExport,
   type PlannedSql,
@@ -94,8 +94,6 @@ export function exportsRecords(store: object): store is RecordExports {
  * (its walk's on `readers`, export-walk.ts).
  */
 export interface ExportSnapshot extends WalkReaders {
-  /** The snapshot's first reader (the facts'); `readers[0]`. */
-  reader: SnapshotReader;
   /**
    * The body of a text format for the windows' rows, window after window, with the consumer's
    * pace: NDJSON as the bytes of `planExportLines`'s lines, each followed by `\n`; CSV as
@@ -226,7 +224,8 @@ function afterDayQuery(query: ExportQuery, after: { date: string }): RecordsQuer
  */
 export async function openExport(snapshot: ExportSnapshot, query: ExportQuery): Promise<RecordExport> {
   try {
-    const { reader } = snapshot;
+    // The facts are read on the snapshot's first reader.
+    const reader = snapshot.readers[0]!;
     const dialect = reader.dialect;
     const versionTable = await reader.run(planDataVersion(query.scope, dialect));
     const dataVersion = String(versionTable.rowCount === 0 ? 0 : (versionTable.value(0, 0) ?? 0));
