@@ -1,7 +1,8 @@
 /**
  * The page cache reads ahead only for a walk (store/page-cache.ts): the page after one it holds is
  * read with the pages after it in one store read; page 1, and a page asked out of order, are read
- * alone. Through the real DuckDB store, counting the pages each store read asks for.
+ * alone; a walk at its batch's last page, with no other page read in flight, has the next batch
+ * read before it asks it. Through the real DuckDB store, counting the pages each store read asks for.
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
@@ -16,11 +17,16 @@ import { StoreDecorator } from "../src/store/store-decorator.js";
 const TODAY = "2025-06-01";
 const PAGE_SIZE = 1000;
 
-/** A store that notes how many pages each records read asks for. */
+/**
+ * A store that notes how many pages each records read asks for; while `held` is set, a read
+ * sorted by IMPRESSIONS waits for it (another walk's read in flight).
+ */
 class CountingStore extends StoreDecorator {
   readonly asked: number[] = [];
-  override queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]> {
+  held: Promise<void> | null = null;
+  override async queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]> {
     this.asked.push(pages ?? 1);
+    if (query.sort[0]?.field === "IMPRESSIONS") await this.held;
     return super.queryRecords(query, pages);
   }
 }
@@ -57,10 +63,14 @@ describe("page cache read-ahead", () => {
     assert.deepEqual(counting.asked, [1], "page 1 is read alone");
     await cache.queryRecords(page(2));
     assert.deepEqual(counting.asked, [1, ahead], "page 2, after a held page 1, reads its batch");
-    for (let number = 3; number <= ahead + 1; number += 1) await cache.queryRecords(page(number));
+    for (let number = 3; number <= ahead; number += 1) await cache.queryRecords(page(number));
     assert.deepEqual(counting.asked, [1, ahead], "the walk's next pages were read ahead");
-    await cache.queryRecords(page(ahead + 2));
-    assert.deepEqual(counting.asked, [1, ahead, ahead], "the page after a held one reads the next batch");
+    await cache.queryRecords(page(ahead + 1));
+    assert.deepEqual(counting.asked, [1, ahead, ahead], "its batch's last page answered, the next is read");
+    const next = await cache.queryRecords(page(ahead + 2));
+    assert.deepEqual(counting.asked, [1, ahead, ahead], "the page after the batch was read before it was asked");
+    assert.deepEqual(next, await counting.queryRecords(page(ahead + 2)), "the same page as its own read");
+    counting.asked.length = 3;
     await cache.queryRecords(page(3 * ahead + 5));
     assert.deepEqual(counting.asked, [1, ahead, ahead, 1], "a page out of order is read alone");
     await cache.queryRecords(page(3 * ahead + 6));
@@ -85,8 +95,28 @@ describe("page cache read-ahead", () => {
     for (let number = 0; number < others; number += 1) await cache.queryRecords(other(2 * number + 1));
     assert.deepEqual(counting.asked.slice(2), new Array(others).fill(1));
     counting.asked.length = 0;
-    for (let number = 3; number <= ahead + 1; number += 1) await cache.queryRecords(walk(number));
+    for (let number = 3; number <= ahead; number += 1) await cache.queryRecords(walk(number));
     assert.deepEqual(counting.asked, [], "the walk's pages read ahead waited for it");
+  });
+
+  it("reads a walk's next batch before it is asked only when no other page read is in flight", async () => {
+    const { counting, scope } = await fixture;
+    const cache = (await fixture).cache();
+    const walk = pageOf(scope, "CLICKS");
+    const ahead = READ_AHEAD_ROWS / PAGE_SIZE;
+    let release = () => {};
+    counting.held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    counting.asked.length = 0;
+    const other = cache.queryRecords(pageOf(scope, "IMPRESSIONS")(1));
+    for (let number = 1; number <= ahead + 1; number += 1) await cache.queryRecords(walk(number));
+    assert.deepEqual(counting.asked, [1, 1, ahead], "beside another read, the next batch is not read early");
+    release();
+    counting.held = null;
+    await other;
+    await cache.queryRecords(walk(ahead + 2));
+    assert.deepEqual(counting.asked, [1, 1, ahead, ahead], "asked, the page after the batch reads it");
   });
 });
 
