@@ -68,7 +68,11 @@ describe("page cache read-ahead", () => {
     await cache.queryRecords(page(ahead + 1));
     assert.deepEqual(counting.asked, [1, ahead, ahead], "its batch's last page answered, the next is read");
     const next = await cache.queryRecords(page(ahead + 2));
-    assert.deepEqual(counting.asked, [1, ahead, ahead], "the page after the batch was read before it was asked");
+    assert.deepEqual(
+      counting.asked,
+      [1, ahead, ahead],
+      "the page after the batch was read before it was asked",
+    );
     assert.deepEqual(next, await counting.queryRecords(page(ahead + 2)), "the same page as its own read");
     counting.asked.length = 3;
     await cache.queryRecords(page(3 * ahead + 5));
