@@ -74,7 +74,7 @@ describe("page cache read-ahead", () => {
       "the page after the batch was read before it was asked",
     );
     assert.deepEqual(next, await counting.queryRecords(page(ahead + 2)), "the same page as its own read");
-    counting.asked.length = 3;
+    counting.asked.length = 3; // the read just above went to the store, not through the cache
     await cache.queryRecords(page(3 * ahead + 5));
     assert.deepEqual(counting.asked, [1, ahead, ahead, 1], "a page out of order is read alone");
     await cache.queryRecords(page(3 * ahead + 6));

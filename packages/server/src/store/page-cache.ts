@@ -121,8 +121,8 @@ export class PageCache extends StoreDecorator {
    * so its next request finds them read or being read (one client's walk of 5000-row pages at
    * scale 30: the page after a batch 32–33 → 21–23 ms, bench/README.md "Issue 17, a walk alone").
    * Beside other reads it waits to be asked, as before: eight concurrent walks spent more CPU a
-   * page reading every next batch early (evictions, reads nobody was waiting for) and lost
-   * throughput. A walk that stops there leaves one batch unread by anyone.
+   * page reading every next batch early, and lost throughput. A walk that stops there leaves one
+   * batch read for nobody. A failed batch read nothing: its pages' requests read them anew.
    */
   private readNextBatchWhenAlone(generation: string, query: RecordsQuery, page: RecordsPage): void {
     if (this.recordsInFlight.size > 0 || this.inFlight.size > 0) return;
@@ -130,7 +130,6 @@ export class PageCache extends StoreDecorator {
     const next = { ...query, page: { ...query.page, page: query.page.page + 1 } };
     const key = keyOf(generation, "records", next);
     if (this.pages.has(key) || this.waiting.has(key)) return;
-    // Its request awaits it (`recordsInFlight`) and gets its page or its error.
     this.readAhead(generation, next, false).catch(() => undefined);
   }
 
@@ -170,7 +169,7 @@ export class PageCache extends StoreDecorator {
       // A page past the batch is past the data's end, and a failed batch read nothing: null
       // sends a request for such a page to read it on its own.
       const reading =
-        index === 0
+        index === 0 && asked
           ? first
           : batch.then(
               (list) => list[index] ?? null,
@@ -189,7 +188,7 @@ export class PageCache extends StoreDecorator {
         },
       );
       // Pages read ahead that nobody asks for must not surface as unhandled rejections.
-      if (index > 0) settled.catch(() => undefined);
+      if (index > 0 || !asked) settled.catch(() => undefined);
       else first = settled;
       recordsInFlight.set(pageKey, settled);
     }
