@@ -127,7 +127,7 @@ export class PageCache extends StoreDecorator {
   private readNextBatchWhenAlone(generation: string, query: RecordsQuery, page: RecordsPage): void {
     if (this.recordsInFlight.size > 0 || this.inFlight.size > 0) return;
     if (query.page.page * query.page.pageSize >= page.totalCount) return;
-    const next = { ...query, page: { ...query.page, page: query.page.page + 1 } };
+    const next = pageAfter(query, 1);
     const key = keyOf(generation, "records", next);
     if (this.pages.has(key) || this.waiting.has(key)) return;
     this.readAhead(generation, next, false).catch(() => undefined);
@@ -157,14 +157,12 @@ export class PageCache extends StoreDecorator {
    */
   private async readAhead(generation: string, query: RecordsQuery, asked = true): Promise<RecordsPage> {
     const { pages, waiting, recordsInFlight } = this;
-    const previous = { ...query, page: { ...query.page, page: query.page.page - 1 } };
-    const walking = query.page.page > 1 && pages.has(keyOf(generation, "records", previous));
+    const walking = query.page.page > 1 && pages.has(keyOf(generation, "records", pageAfter(query, -1)));
     const ahead = walking ? Math.max(1, Math.floor(READ_AHEAD_ROWS / query.page.pageSize)) : 1;
     const batch = super.queryRecords(query, ahead);
     let first: Promise<RecordsPage | null> = batch.then((list) => list[0] ?? null);
     for (let index = 0; index < ahead; index += 1) {
-      const pageQuery = { ...query, page: { ...query.page, page: query.page.page + index } };
-      const pageKey = keyOf(generation, "records", pageQuery);
+      const pageKey = keyOf(generation, "records", pageAfter(query, index));
       if (index > 0 && (pages.has(pageKey) || waiting.has(pageKey) || recordsInFlight.has(pageKey))) continue;
       // A page past the batch is past the data's end, and a failed batch read nothing: null
       // sends a request for such a page to read it on its own.
@@ -230,6 +228,11 @@ export class PageCache extends StoreDecorator {
     inFlight.set(key, reading);
     return reading;
   }
+}
+
+/** `query` for the page `offset` pages after its own (before it, when negative). */
+function pageAfter(query: RecordsQuery, offset: number): RecordsQuery {
+  return { ...query, page: { ...query.page, page: query.page.page + offset } };
 }
 
 function keyOf(generation: string, kind: string, query: RecordsQuery | AggregateQuery): string {
