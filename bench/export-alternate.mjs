@@ -32,6 +32,8 @@ const USAGE = `node bench/export-alternate.mjs --data DIR --credentials FILE --b
   --days N           days of the range, ending yesterday (default 90)
   --p99 S            also, each round, GraphQL's p99 (page 1 of 1000 rows) over S seconds idle and
                      S seconds under 4 exports of the first format looping, each build in turn
+  --together N       also, each round, N exports of the first format at once, each build in turn:
+                     their rows/s together (what exports with company get)
   --help             this text
 `;
 
@@ -47,6 +49,7 @@ const values = benchArgs(
     rounds: { type: "string", default: "9" },
     days: { type: "string", default: "90" },
     p99: { type: "string" },
+    together: { type: "string" },
   },
   ["rounds", "days"],
   (values) => {
@@ -55,6 +58,7 @@ const values = benchArgs(
     if (values.builds.split(",").length !== 2) throw new Error("--builds takes two checkouts, A,B");
     list("formats", values.formats, FORMATS);
     if (values.p99 !== undefined) positive("p99", values.p99);
+    if (values.together !== undefined) positive("together", values.together);
   },
 );
 
@@ -161,6 +165,26 @@ try {
       const ratios = rounds.map(({ idle, busy }) => busy / idle).sort((a, b) => a - b);
       const text = rounds.map(({ idle, busy }) => `${idle.toFixed(1)} → ${busy.toFixed(1)}`).join(", ");
       console.log(`| ${build} | ${text} | ${ratios[Math.floor(ratios.length / 2)].toFixed(2)} |`);
+    }
+  }
+  if (values.together !== undefined) {
+    const count = Number(values.together);
+    const together = new Map(servers.map((server) => [server.build, []]));
+    for (let round = 0; round < Number(values.rounds); round += 1)
+      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+        const started = performance.now();
+        const answers = await Promise.all(
+          Array.from({ length: count }, () => exportOnce(server, formats[0])),
+        );
+        for (const answer of answers) digests.get(formats[0]).add(answer.digest);
+        together.get(server.build).push((count * rows) / ((performance.now() - started) / 1000));
+      }
+    console.log(`\n| build | ${count} ${formats[0]} exports at once, rows/s together, each round | median |`);
+    console.log("| --- | --- | ---: |");
+    for (const [build, rates] of together) {
+      const sorted = [...rates].sort((a, b) => a - b);
+      const text = rates.map((rate) => Math.round(rate)).join(", ");
+      console.log(`| ${build} | ${text} | ${Math.round(sorted[Math.floor(sorted.length / 2)])} |`);
     }
   }
   console.log("");

@@ -149,11 +149,13 @@ const BATCH_ROWS = 4096;
  */
 const BATCHES_PER_READ = 4;
 /**
- * Batches a statement reads beside other exports (8,192 rows): there the steps of every export's
- * main-thread work come between GraphQL's requests, and halving them took GraphQL's p99 under 4
- * Arrow exports from 6.1× to 3.7× idle ("18s").
+ * Batches a statement reads beside other exports (4,096 rows, one page): there the steps of every
+ * export's main-thread work come between GraphQL's requests. Halving them took GraphQL's p99
+ * under 4 Arrow exports from 6.1× to 3.7× idle ("18s"), and halving them again (8,192 → 4,096
+ * rows) from 5.2× to 3.1× at scale 150, at the cost of the 4 exports' own throughput together,
+ * 322 k → 246 k rows/s; an export alone reads 4 pages a statement either way ("18u").
  */
-const BATCHES_PER_READ_BESIDE = 2;
+const BATCHES_PER_READ_BESIDE = 1;
 
 /**
  * A range of days read by one statement, and its rows: whole days, but for a first day larger
