@@ -7,7 +7,9 @@
 // beside the engine's own SELECT for the same answer (engine-sql.mjs), run by this process on the
 // same data, whose values must equal MDQ's. Then one client walking the window, 8 clients walking
 // cold (the cold-walk scenario, against the in-memory replay of the same answers), seeding time,
-// disk size and the server's peak RSS; and the issue's targets, MET or MISSED.
+// disk size and the server's peak RSS; and the issue's targets, MET or MISSED. The summary
+// questions' growth is read against a scale-1 store of each engine asked in turn with them
+// (`measureQuestions`' reference), not against scale 1's own run minutes earlier.
 //   npm run build && node bench/scale.mjs [--scales 1,30] [--stores duckdb,postgres] [--save]
 // (`npm run bench -- --growth` runs it too.) See bench/README.md.
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -40,13 +42,19 @@ const MDQ_OF_STORE = { duckdb: "mdq-duckdb", postgres: "mdq-postgres" };
  * named after this process, so that two runs on one server never drop each other's.
  */
 const DATABASE = `mdq_scale_bench_${process.pid}`;
+/** The database of each scale's scale-1 reference store (PostgreSQL). */
+const REFERENCE_DATABASE = `${DATABASE}_reference`;
+/** The scale of the reference store the summary questions are asked in turn with. */
+const REFERENCE_SCALE = 1;
 
 export const USAGE = `node bench/scale.mjs [flags]   (after npm run build; or: npm run bench -- --growth)
 
   --scales L          demo scales to seed and measure (default 1,30,150,600; scale 150 ≈ 6.4 M rows)
   --stores L          among duckdb, postgres (default both)
   --reps N            timed asks of each question per store, each a fresh window and currency (default 3;
-                      the few-millisecond summary questions get 5 × N)
+                      the few-millisecond summary questions and a walk's first page get 10 × N; the
+                      summary questions are asked in turn of a scale-1 store of the same engine,
+                      which their growth target is read against)
   --days N            demo days ending yesterday (default 400)
   --walk-clients N    clients of the cold walk (default 8); 0 leaves the cold walk out
   --walk-rounds N     rounds of the cold walk (default 1)
@@ -169,13 +177,26 @@ function variantOf({ scope, today, index, rep, warmUp, asks, sourceCurrencies })
  * Times every question on one store: a warm-up ask of each (untimed: connections, JIT, the
  * engine's buffers), then `reps` timed asks of each (`timedAsks`: more of the fast questions),
  * MDQ and the engine alternating (MDQ first, then the engine first), the engine's values checked
- * equal to MDQ's every time.
+ * equal to MDQ's every time. With a `reference` (a server of the same engine on a scale-1 store),
+ * each ask of a summary question is asked of it too, in turn (which first alternates), so that
+ * their growth compares two servers asked in the same seconds: run minutes apart, a summary
+ * question's few milliseconds moved by 40 % with the machine's speed.
  */
-async function measureQuestions({ store, server, token, engine, scope, today, reps, sourceCurrencies }) {
+async function measureQuestions({
+  store,
+  server,
+  token,
+  reference,
+  engine,
+  scope,
+  today,
+  reps,
+  sourceCurrencies,
+}) {
   const results = Object.fromEntries(
     QUESTIONS.map((question) => [
       question.id,
-      { label: question.label, kind: question.kind, mdqMs: [], engineMs: [] },
+      { label: question.label, kind: question.kind, mdqMs: [], engineMs: [], referenceMs: [] },
     ]),
   );
   for (const warmUp of [true, false]) {
@@ -188,7 +209,14 @@ async function measureQuestions({ store, server, token, engine, scope, today, re
         // finds the window's pages in shared buffers where the first read them from the OS.
         const engineFirst = question.engine && rep % 2 === 1;
         let own = engineFirst ? await askEngine(engine, question.engine(store, variant)) : null;
+        const inTurn = reference && question.kind === "summary";
+        const askReference = async () => {
+          const answer = await askMdq(reference.server.url, reference.token, question.body(variant));
+          if (!warmUp) entry.referenceMs.push(answer.ms);
+        };
+        if (inTurn && rep % 2 === 1) await askReference();
         const mdq = await askMdq(server.url, token, question.body(variant));
+        if (inTurn && rep % 2 === 0) await askReference();
         const rows = mdq.answer.data[question.field];
         if (!warmUp) entry.mdqMs.push(mdq.ms);
         if (question.field === "marketingRecords")
@@ -209,9 +237,11 @@ async function measureQuestions({ store, server, token, engine, scope, today, re
     entry.mdq = median(entry.mdqMs);
     entry.engine = median(entry.engineMs);
     entry.ratio = entry.engine ? entry.mdq / entry.engine : null;
+    entry.reference = entry.referenceMs.length > 0 ? median(entry.referenceMs) : null;
     log(
       `  ${store} ${entry.label}: MDQ ${entry.mdq.toFixed(1)} ms` +
-        (entry.engine ? `, engine ${entry.engine.toFixed(1)} ms, ${entry.ratio.toFixed(2)}×` : ""),
+        (entry.engine ? `, engine ${entry.engine.toFixed(1)} ms, ${entry.ratio.toFixed(2)}×` : "") +
+        (entry.reference ? `, scale ${REFERENCE_SCALE} in turn ${entry.reference.toFixed(1)} ms` : ""),
     );
   }
   return results;
@@ -337,6 +367,8 @@ async function measureScale(scale, options, work) {
       entry.rows ??= Number((await engines.postgres.run("SELECT count(*) AS n FROM records", []))[0].n);
     }
 
+    const references = scale === REFERENCE_SCALE ? null : await startReferences({ options, context, dir });
+
     const timeZone = loadConfig({}, {}).timeZone;
     const today = todayIn(timeZone);
     for (const store of options.stores) {
@@ -369,12 +401,14 @@ async function measureScale(scale, options, work) {
         store,
         server,
         token: context.tokens[store][app.appClientId],
+        reference: references?.[store] ?? null,
         engine: engines[store],
         scope,
         today,
         reps: options.reps,
         sourceCurrencies,
       });
+      await references?.[store]?.server.stop();
       entry.rangeRows = results.questions["walk-first-page"].rangeRows;
       results.walk = await measureWalk({
         store,
@@ -408,9 +442,70 @@ async function measureScale(scale, options, work) {
     for (const server of context.running.values()) await server.stop();
     for (const engine of Object.values(engines)) await engine.close();
     if (context.postgres) await dropBenchDatabase(options.postgresUrl, DATABASE).catch(() => {});
+    await dropBenchDatabase(options.postgresUrl, REFERENCE_DATABASE).catch(() => {});
     // A failed scale keeps its logs (and data) for a look.
     if (completed && !entry.failed && !options.keep) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A scale-1 store of each selected engine, seeded beside the scale's own and served by MDQ as
+ * shipped (its own data directory, database and tokens): the summary questions' reference. Each
+ * is stopped once its store's questions are asked (`references[store].server.stop()`), before the
+ * walks; the caller stops any left.
+ */
+async function startReferences({ options, context, dir }) {
+  const reference = {
+    ...context,
+    logDir: join(dir, "logs-reference"),
+    dataDirs: {},
+    credentials: {},
+    postgres: null,
+  };
+  await mkdir(reference.logDir, { recursive: true });
+  const references = {};
+  const started = [];
+  try {
+    if (options.stores.includes("duckdb")) {
+      reference.dataDirs["mdq-duckdb"] = join(dir, "reference-duckdb");
+      reference.credentials.duckdb = await seedDuckDb({
+        dataDir: reference.dataDirs["mdq-duckdb"],
+        credentialsFile: join(dir, "reference-credentials.json"),
+        scale: REFERENCE_SCALE,
+        days: options.days,
+      });
+    }
+    if (options.stores.includes("postgres")) {
+      reference.dataDirs["mdq-postgres"] = join(dir, "reference-postgres");
+      reference.postgres = {
+        databaseUrl: await seedPostgres({
+          serverUrl: options.postgresUrl,
+          scale: REFERENCE_SCALE,
+          days: options.days,
+          dataDir: reference.dataDirs["mdq-postgres"],
+          credentialsFile: join(dir, "reference-credentials-postgres.json"),
+          database: REFERENCE_DATABASE,
+        }),
+      };
+      reference.credentials.postgres = JSON.parse(
+        await readFile(join(dir, "reference-credentials-postgres.json"), "utf8"),
+      );
+    }
+    for (const store of options.stores) {
+      const server = await CONTENDERS[MDQ_OF_STORE[store]].start(reference);
+      started.push(server);
+      context.running.set(`${MDQ_OF_STORE[store]}-reference`, server);
+      const credentials = reference.credentials[store];
+      const app = credentials.apps.find((each) => each.brandClientId === "brand-acme") ?? credentials.apps[0];
+      const tokens = await tokensOf(server.url, credentials);
+      references[store] = { server, token: tokens[app.appClientId] };
+    }
+  } catch (error) {
+    for (const server of started) await server.stop();
+    throw error;
+  }
+  log(`[reference] scale ${REFERENCE_SCALE} stores seeded and served for the summary questions`);
+  return references;
 }
 
 /**
