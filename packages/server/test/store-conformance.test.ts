@@ -461,11 +461,11 @@ for (const engine of ENGINES) {
           recordIdsPath: join(work, `record-ids-${files}.csv`),
         };
         try {
-          await file.exportLoad("cf-files", stored, store.storedFileFormat);
+          const rows = await file.exportLoad("cf-files", stored, store.storedFileFormat);
+          return await store.replaceRecordsFromStoredFile("cf-files", { ...stored, rows }, origin);
         } finally {
           file.close();
         }
-        return store.replaceRecordsFromStoredFile("cf-files", stored, origin);
       };
       const query = recordsQuery("cf-files", { fields: ["recordId", "date", "dataSource", "spend"] });
       try {

@@ -2,18 +2,25 @@
  * A records file into the store: the whole of `mdq load` after its request is checked (CONTRACT
  * §4). The fast path (record-staging.ts) reads and checks the file in DuckDB straight into a
  * staging table: the DuckDB store's own, inside the load's transaction (a Parquet file: a view
- * over it, read again by the load's statements); for PostgreSQL a scratch
- * DuckDB's, handed over as CSV files for COPY (the rows, their rollup and their record ids). A
- * file the fast check does not pass is read again by `readRecordsFile`, which rejects it naming
- * its problems; should it find none (the fast check is the stricter in corner cases, such as a
- * date before the year 1000), the load goes on from that read. Either way the store replaces the brand's rows in one transaction: all or nothing.
+ * over it, read again by the load's statements); for PostgreSQL a scratch DuckDB's, handed over
+ * for COPY (the rollup and the record ids as CSV files, the rows as CSV bytes written while
+ * PostgreSQL copies them). A file the fast check does not pass is read again by
+ * `readRecordsFile`, which rejects it naming its problems; should it find none (the fast check is
+ * the stricter in corner cases, such as a date before the year 1000), the load goes on from that
+ * read. Either way the store replaces the brand's rows in one transaction: all or nothing.
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
 import { STAGING_COLUMNS } from "../store/record-replace.js";
 import { rolledUpTableOf } from "../store/record-rollup.js";
-import { type LoadOrigin, type LoadSummary, type RecordLoads, stagesLoads } from "../store/store.js";
+import {
+  type LoadOrigin,
+  type LoadSummary,
+  type RecordLoads,
+  type StoredRows,
+  stagesLoads,
+} from "../store/store.js";
 import { makeWorkDir } from "../work-dirs.js";
 import { openScratch } from "./file-staging.js";
 import { LoadOutOfMemoryError } from "./load-errors.js";
@@ -74,13 +81,13 @@ async function loadFile(
       };
       return await store.replaceRecordsStaged(brandId, stage, origin, onReplacing);
     }
-    return await handOver(store, brandId, origin, onReplacing, async (files) => {
-      const scratch = await openScratch(memoryMb);
-      const staging = "staged_records";
-      try {
+    const scratch = await openScratch(memoryMb);
+    try {
+      return await handOver(store, brandId, origin, onReplacing, async (files) => {
+        const staging = "staged_records";
         await stageRecords(scratch.connection, staging, request, progress);
         progress.phase("writing");
-        await writeStoredLoad(
+        return writeStoredLoad(
           scratch.connection,
           `SELECT ${STAGING_COLUMNS.join(", ")} FROM ${staging}`,
           brandId,
@@ -88,36 +95,38 @@ async function loadFile(
           store.storedFileFormat,
           rolledUpTableOf(staging),
         );
-      } finally {
-        scratch.close();
-      }
-    });
+      });
+    } finally {
+      scratch.close();
+    }
   } catch (error) {
     if (!(error instanceof RecordsNotClean)) throw error;
   }
   const { path, format, mapping } = request;
   const file = await readRecordsFile(path, { format, mapping, progress, ...(memoryMb ? { memoryMb } : {}) });
-  return handOver(store, brandId, origin, onReplacing, async (files) => {
-    try {
+  try {
+    return await handOver(store, brandId, origin, onReplacing, (files) => {
       progress.phase("writing");
-      await file.exportLoad(brandId, files, store.storedFileFormat);
-    } finally {
-      file.close();
-    }
-  });
+      return file.exportLoad(brandId, files, store.storedFileFormat);
+    });
+  } finally {
+    file.close();
+  }
 }
 
 /**
- * `write` puts the checked rows in the files of the store's stored-records format
- * (`StoredRecordsFile`) and closes its scratch DuckDB before the store's transaction, so that the
- * two never hold memory at once; then the store reads the files itself.
+ * `write` puts the checked rows in the store's stored-records format (`StoredRecordsFile`), then
+ * the store reads them itself: a Parquet file written before the store's transaction, or CSV
+ * bytes the scratch DuckDB writes while PostgreSQL's `COPY` reads them (copy-pipe.ts; so the
+ * caller closes the scratch once this resolves, not before). That scratch holds its staged rows
+ * meanwhile, within its memory limit; the copy's side holds a chunk at a time.
  */
 async function handOver(
   store: RecordLoads,
   brandId: string,
   origin: LoadOrigin,
   onReplacing: () => void,
-  write: (files: StoredLoadFiles) => Promise<void>,
+  write: (files: StoredLoadFiles) => Promise<StoredRows>,
 ): Promise<LoadSummary> {
   const directory = await makeWorkDir("load");
   try {
@@ -126,8 +135,13 @@ async function handOver(
       rolledUpPath: join(directory, "rolled-up.csv"),
       recordIdsPath: join(directory, "record-ids.csv"),
     };
-    await write(files);
-    return await store.replaceRecordsFromStoredFile(brandId, { ...files, onReplacing }, origin);
+    const rows = await write(files);
+    const { rolledUpPath, recordIdsPath } = files;
+    return await store.replaceRecordsFromStoredFile(
+      brandId,
+      { rows, rolledUpPath, recordIdsPath, onReplacing },
+      origin,
+    );
   } finally {
     await rm(directory, { recursive: true, force: true });
   }

@@ -6,7 +6,8 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { STAGING_COLUMNS, STORED_ORDER } from "../store/record-replace.js";
 import { ROLLED_UP_COLUMNS, rolledUpRowsOf } from "../store/record-rollup.js";
-import type { StoredFileFormat, StoredRecord, StoredRecordsFile } from "../store/store.js";
+import type { StoredFileFormat, StoredRecord, StoredRecordsFile, StoredRows } from "../store/store.js";
+import { copiedThroughPipe } from "./copy-pipe.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";
 import type { RecordsFileFormat, Staged, TypedColumnType } from "./record-stagers.js";
@@ -22,9 +23,10 @@ export interface RecordsFile {
   /**
    * Writes the checked records as `brandId`'s load, in the files a store reads natively
    * (`writeStoredLoad`). DuckDB converts and writes them column by column, spilling to disk past
-   * its memory limit: no JavaScript object per row, memory independent of the file's size.
+   * its memory limit: no JavaScript object per row, memory independent of the file's size. CSV
+   * rows are written as they are read: `close()` only once the store has read them.
    */
-  exportLoad(brandId: string, files: StoredLoadFiles, format: StoredFileFormat): Promise<void>;
+  exportLoad(brandId: string, files: StoredLoadFiles, format: StoredFileFormat): Promise<StoredRows>;
   close(): void;
 }
 
@@ -106,15 +108,20 @@ export function storedColumnOf(column: RecordColumn): string {
   return AMOUNT_COLUMNS.has(column) ? `${column}_e4` : column;
 }
 
-/** Where a load's files go (`StoredRecordsFile`). */
-export type StoredLoadFiles = Pick<StoredRecordsFile, "path" | "rolledUpPath" | "recordIdsPath">;
+/** How DuckDB writes a stored load's CSV: no header, as `COPY ... FROM` reads it. */
+const CSV_OPTIONS = "FORMAT csv, HEADER false";
+
+/** Where a load's files go (`StoredRecordsFile`): `path`, a Parquet file of its rows. */
+export type StoredLoadFiles = Pick<StoredRecordsFile, "rolledUpPath" | "recordIdsPath"> & { path: string };
 
 /**
  * Writes the rows of `query` (`STAGING_COLUMNS` in stored types) as `brandId`'s load, the files a
- * store reads itself (`StoredRecordsFile`): the rows of `records` in `STORED_ORDER` as Parquet or
- * headerless CSV, their rollup and their record ids as headerless CSV. `rolledUp`: a table of
- * ours holding the rows rolled up already (`rolledUpRowsOf`'s columns, maybe more), as the load's
- * checks leave them (record-staging.ts); without it, they are rolled up here.
+ * store reads itself (`StoredRecordsFile`): their rollup and their record ids as headerless CSV,
+ * then the rows of `records` in `STORED_ORDER`, as a Parquet file at `files.path` or as headerless
+ * CSV bytes, written on `connection` as the store reads them (copy-pipe.ts: keep `connection`
+ * open until then). `rolledUp`: a table of ours holding the rows rolled up already
+ * (`rolledUpRowsOf`'s columns, maybe more), as the load's checks leave them (record-staging.ts);
+ * without it, they are rolled up here.
  */
 export async function writeStoredLoad(
   connection: DuckDBConnection,
@@ -123,15 +130,17 @@ export async function writeStoredLoad(
   files: StoredLoadFiles,
   format: StoredFileFormat,
   rolledUp?: string,
-): Promise<void> {
-  const rows = `SELECT ${sqlString(brandId)} AS brand_id, ${STAGING_COLUMNS.join(", ")} FROM (${query})
-    ORDER BY ${STORED_ORDER}`;
-  await copyRows(connection, rows, files.path, format);
+): Promise<StoredRows> {
   const rollup = rolledUp
     ? `SELECT ${ROLLED_UP_COLUMNS.join(", ")} FROM ${rolledUp}`
     : rolledUpRowsOf(`(${query})`);
   await copyRows(connection, rollup, files.rolledUpPath, "csv");
   await copyRows(connection, `SELECT record_id FROM (${query})`, files.recordIdsPath, "csv");
+  const rows = `SELECT ${sqlString(brandId)} AS brand_id, ${STAGING_COLUMNS.join(", ")} FROM (${query})
+    ORDER BY ${STORED_ORDER}`;
+  if (format === "csv") return { bytes: () => copiedThroughPipe(connection, rows, CSV_OPTIONS) };
+  await copyRows(connection, rows, files.path, format);
+  return { path: files.path };
 }
 
 async function copyRows(
@@ -140,7 +149,7 @@ async function copyRows(
   target: string,
   format: StoredFileFormat,
 ): Promise<void> {
-  const options = format === "parquet" ? "FORMAT parquet" : "FORMAT csv, HEADER false";
+  const options = format === "parquet" ? "FORMAT parquet" : CSV_OPTIONS;
   await connection.run(`COPY (${query}) TO ${sqlString(target)} (${options})`);
 }
 

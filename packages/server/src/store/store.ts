@@ -95,16 +95,25 @@ export type StoredFileFormat = "parquet" | "csv";
  * `STORED_ORDER`, Parquet or CSV without a header (`StoredFileFormat`); the same rows rolled up
  * (record-rollup.ts `rolledUpRowsOf`) and their record ids, each CSV without a header.
  * PostgreSQL reads the rollup into a temporary table, the record ids only when the load leaves
- * rows of the brand to check them against, and copies the rows from `path` straight into
- * `records`; DuckDB stages the rows and rolls them up itself.
+ * rows of the brand to check them against, and copies the rows straight into `records`; DuckDB
+ * stages the rows and rolls them up itself.
  */
 export interface StoredRecordsFile {
-  path: string;
+  rows: StoredRows;
   rolledUpPath: string;
   recordIdsPath: string;
   /** Called when the rows are staged and the final transaction starts replacing (progress). */
   onReplacing?: () => void;
 }
+
+/**
+ * A checked load's rows: a file DuckDB reads by its path (Parquet), or the CSV bytes PostgreSQL's
+ * `COPY` reads as the load's scratch DuckDB writes them (load/copy-pipe.ts): the copy runs while
+ * they are written, not after. The bytes end only once they are all written; a failed write fails
+ * their iteration, so the copy fails and its transaction rolls back. A reader that stops early
+ * awaits the generator's `return()`: the writing has stopped once it resolves.
+ */
+export type StoredRows = { path: string } | { bytes: () => AsyncGenerator<Uint8Array> };
 
 /** A brand's data at a glance, for `mdq status`. */
 export interface BrandDataStatus {

@@ -468,7 +468,8 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
     file: StoredRecordsFile,
     origin: LoadOrigin,
   ): Promise<LoadSummary> {
-    return this.replaceFromParquet(brandId, origin, file.path, {
+    if (!("path" in file.rows)) throw new Error("DuckDB reads a checked load from its Parquet file");
+    return this.replaceFromParquet(brandId, origin, file.rows.path, {
       sorted: true,
       ...(file.onReplacing ? { onReplacing: file.onReplacing } : {}),
     });

@@ -2,7 +2,7 @@
  * Streams records into a (staging) table with `COPY ... FROM STDIN` in PostgreSQL's text format:
  * rows are encoded as they arrive and written in chunks, with the socket's backpressure, so a load
  * of any size holds only a chunk in memory. A source that fails mid-way aborts the COPY. A checked
- * load's files (`StoredRecordsFile`) are copied as CSV the same way.
+ * load's files and bytes (`StoredRecordsFile`) are copied as CSV the same way.
  */
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
@@ -10,7 +10,7 @@ import { pipeline } from "node:stream/promises";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { STAGING_COLUMNS } from "../record-replace.js";
-import type { StoredRecord } from "../store.js";
+import type { StoredRecord, StoredRows } from "../store.js";
 import { UNBOUNDED_QUERY } from "./postgres-pool.js";
 
 /** Rows per chunk written to the socket (~20 KB of text). */
@@ -62,17 +62,29 @@ export async function copyRecords(
 }
 
 /**
- * Copies a headerless CSV file (as DuckDB writes it) into `columns` of `table`, streamed from disk
- * with the socket's backpressure; returns the count. `table` and `columns` are ours, never input.
+ * Copies headerless CSV (as DuckDB writes it: a file's path, or bytes as they are written) into
+ * `columns` of `table`, streamed with the socket's backpressure; returns the count. Bytes that
+ * fail abort the COPY; a COPY that fails stops the bytes, and has once this rejects. `table` and
+ * `columns` are ours, never input.
  */
-export async function copyCsvFile(
+export async function copyCsv(
   client: PoolClient,
   table: string,
   columns: readonly string[],
-  path: string,
+  csv: StoredRows,
 ): Promise<number> {
   const copy = copyStatement(table, columns, " (FORMAT csv)");
-  await pipeline(createReadStream(path), client.query(copy));
+  if ("path" in csv) {
+    await pipeline(createReadStream(csv.path), client.query(copy));
+    return copy.rowCount;
+  }
+  const bytes = csv.bytes();
+  try {
+    await pipeline(Readable.from(bytes), client.query(copy));
+  } finally {
+    // The stream's destruction asks the bytes to stop without awaiting it.
+    await bytes.return(undefined);
+  }
   return copy.rowCount;
 }
 

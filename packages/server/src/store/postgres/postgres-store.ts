@@ -29,7 +29,7 @@ import type {
   StoredRecordsFile,
 } from "../store.js";
 import { SchemaVersionError } from "../store-errors.js";
-import { copyCsvFile, copyRecords } from "./copy-records.js";
+import { copyCsv, copyRecords } from "./copy-records.js";
 import { readBinaryCopy } from "./copy-to.js";
 import { LATEST_SCHEMA_VERSION, schemaVersion } from "./migrations.js";
 import { storeError } from "./postgres-errors.js";
@@ -253,10 +253,10 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   readonly storedFileFormat = "csv" as const;
 
   /**
-   * Like `replaceRecords`, but the rows go from the file straight into `records` (COPY, after the
-   * rows they replace are deleted), with no staging table: the load's rollup, and its record ids
-   * when the brand keeps rows to check them against, are all the replace reads before them, each
-   * from a file of its own. A first load of 1 M rows (2026-11-28): `COPY` into `records` 6.4–7.6 s
+   * Like `replaceRecords`, but the rows go straight into `records` (COPY of their CSV, after the
+   * rows they replace are deleted; a load's scratch DuckDB writes it meanwhile, load/copy-pipe.ts),
+   * with no staging table: the load's rollup, and its record ids when the brand keeps rows to
+   * check them against, are all the replace reads before them, each from a file of its own. A first load of 1 M rows (2026-11-28): `COPY` into `records` 6.4–7.6 s
    * against a staging table's `COPY` (1.3 s), `ANALYZE` (0.2 s) and rollup (0.4 s), then
    * `INSERT … SELECT` (6.3 s); with `records_brand_record` dropped, 3.2–3.9 s against 4.9–5.6 s of
    * the insert alone. That index stays: it is the clash check's (bench/README.md "Loads").
@@ -269,17 +269,17 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
     return this.replaceLoaded(brandId, origin, file.onReplacing, async (client, run) => {
       const rolledUp = `records_rolled_up_${randomBytes(6).toString("hex")}`;
       await run(rolledUpTablePostgres(rolledUp));
-      await copyCsvFile(client, rolledUp, ROLLED_UP_COLUMNS, file.rolledUpPath);
+      await copyCsv(client, rolledUp, ROLLED_UP_COLUMNS, { path: file.rolledUpPath });
       return {
         rolledUp,
         recordIds: async () => {
           const recordIds = `records_ids_${randomBytes(6).toString("hex")}`;
           await run(`CREATE TEMP TABLE ${recordIds} (record_id text COLLATE "C") ON COMMIT DROP`);
-          await copyCsvFile(client, recordIds, ["record_id"], file.recordIdsPath);
+          await copyCsv(client, recordIds, ["record_id"], { path: file.recordIdsPath });
           await run(`ANALYZE ${recordIds}`);
           return recordIds;
         },
-        write: () => copyCsvFile(client, "records", RECORDS_COLUMNS, file.path),
+        write: () => copyCsv(client, "records", RECORDS_COLUMNS, file.rows),
       };
     });
   }
