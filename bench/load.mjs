@@ -215,7 +215,8 @@ async function copyBaseline(file) {
  * The engine doing the store's own write, unmarked beside the issue's baseline: `psql \copy` of
  * the same CSV into a table shaped as `records` is (logged, hash-partitioned by brand in 8, with
  * its walk index and its record-id index, migrations.ts), `runs` times as the loads run, each a
- * replace (the brand's rows deleted and the file copied in one transaction). The table lives as
+ * replace (the brand's rows deleted and the file copied in one transaction), then vacuumed and
+ * analyzed as the store's partition is after a load. The table lives as
  * long as the bench's database, as `records` does, so its reloads follow the same history as the
  * server's (CSV first, then the other formats). What MDQ's load costs beyond what PostgreSQL needs
  * to hold the same rows as durably, indexed alike. Resolves with each copy's seconds; files
@@ -242,6 +243,8 @@ async function sameWorkCopies(file) {
     "DELETE FROM copy_same_work WHERE brand_id = 'bench'",
     `\\copy copy_same_work (${columns}) FROM '${file}' WITH (FORMAT csv, HEADER true)`,
     "COMMIT",
+    // As the store does after each load (postgres-store.ts `vacuumBrandPartition`).
+    "VACUUM (ANALYZE) copy_same_work",
   ];
   const times = [];
   for (let run = 0; run < runs; run += 1) times.push((await timed(async () => psqlSession(replace))).seconds);

@@ -3,8 +3,9 @@
  * store-conformance.test.ts): versioned migrations under a lock and the start-up check that
  * refuses an unmigrated database; StoreUnavailableError for a database that is down, a statement
  * past its timeout and a terminated connection, with no secret in the message and no crash from an
- * idle connection's error; the key ring shared by instances; and `div_half_even`, the rounding of
- * all money, agreeing with DuckDB's macro and with exact arithmetic.
+ * idle connection's error; the brand's partition vacuumed after a load; the key ring shared by
+ * instances; and `div_half_even`, the rounding of all money, agreeing with DuckDB's macro and with
+ * exact arithmetic.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -16,7 +17,7 @@ import { migrateDatabase, openStore } from "../src/store/open-store.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrationId } from "../src/store/postgres/migrations.js";
 import { openPostgresStore, SchemaVersionError } from "../src/store/postgres/postgres-store.js";
 import { DIV_HALF_EVEN_MACRO } from "../src/store/sql-dialect.js";
-import { StoreUnavailableError } from "../src/store/store.js";
+import { type StoredRecord, StoreUnavailableError } from "../src/store/store.js";
 
 /** A client of its own on `url`, for what a test does behind the store's back. */
 async function sideClient(url: string): Promise<pg.Client> {
@@ -181,6 +182,46 @@ describe("PostgreSQL store", () => {
       assert.equal(await recovers(() => store.hasLoad("brand-x", "2021-03-01")), false);
     } finally {
       await admin.end();
+      await store.close();
+    }
+  });
+
+  it("vacuums the brand's partition after a load: its pages all visible, the replaced rows' dead tuples gone", async () => {
+    await migrateDatabase(workspace.database.url);
+    const store = await openPostgresStore({ url: workspace.database.url });
+    const side = await sideClient(workspace.database.url);
+    const rows = (revenueE4: bigint): StoredRecord[] =>
+      Array.from({ length: 5000 }, (_, index) => ({
+        recordId: `r-${index}`,
+        date: `2026-01-${String(1 + (index % 28)).padStart(2, "0")}`,
+        market: "DE",
+        dataSource: "google_ads",
+        channel: "search",
+        campaignId: "cmp-a",
+        campaignName: "Campaign A",
+        impressions: 100,
+        clicks: 10,
+        spendE4: 15_000n,
+        conversionsE4: 0n,
+        revenueE4,
+        currency: "EUR",
+      }));
+    try {
+      await store.replaceRecords("vacuumed", rows(10_000n));
+      // The same days again: every row replaced, as a daily restatement does.
+      await store.replaceRecords("vacuumed", rows(20_000n));
+      const { rows: found } = await side.query(
+        `SELECT c.relpages, c.relallvisible, pg_stat_get_dead_tuples(c.oid) AS dead
+          FROM records r JOIN pg_class c ON c.oid = r.tableoid WHERE r.brand_id = $1 LIMIT 1`,
+        ["vacuumed"],
+      );
+      const partition = found[0] as { relpages: number; relallvisible: number; dead: string };
+      assert.ok(partition.relpages > 0);
+      // Only VACUUM sets the visibility map: a load's COPY leaves its pages not all visible.
+      assert.equal(partition.relallvisible, partition.relpages);
+      assert.equal(Number(partition.dead), 0);
+    } finally {
+      await side.end();
       await store.close();
     }
   });

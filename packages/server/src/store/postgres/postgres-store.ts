@@ -303,19 +303,27 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
       onReplacing?.();
       return replaceBrandRows(run, POSTGRES_DIALECT, { brandId, loaded, origin });
     });
-    if (summary.rows > 0) await this.analyzeBrandPartition(brandId);
+    if (summary.rows > 0) await this.vacuumBrandPartition(brandId);
     return summary;
   }
 
   /**
-   * Refreshes the statistics of the partition holding the brand, so that the first reads after a
-   * load are planned with its new size and days (autovacuum gets there only after 10% of a
-   * partition changed; a plan made without them can be 100× slower). ANALYZE reads a sample of
-   * at most 30 000 rows, so this is cheap at any size. Best effort: the load has committed.
-   * The summary tables too: without statistics, readiness's last day scanned every row of the
-   * brand in `day_row_counts` (70 ms at demo scale 30) instead of one backward index probe (0.2 ms).
+   * Vacuums the partition holding the brand and refreshes its statistics, once the load has
+   * committed (best effort). The statistics, so that the first reads after a load are planned
+   * with its new size and days (autovacuum gets there only after 10% of a partition changed; a
+   * plan made without them can be 100× slower; ANALYZE reads a sample of at most 30 000 rows).
+   * The vacuum, so that the rows a load replaced stop weighing on the next one: their dead
+   * tuples and index entries stayed until autovacuum came, and each reload's `COPY` grew slower
+   * (1 M rows replaced six times in a row: 5.0 s, 7.5, 8.1, then 9.5, 13.2, 13.1 s) where, vacuumed
+   * after each, every reload takes as long as the first (the whole load, vacuum included, 8.2–9.3
+   * s against 8.4–18.9; bench/README.md "Loads", issue 19's eleventh pass). It also marks the new
+   * pages all-visible, so that counts answered from the walk index need no heap visit from the
+   * first read on. It takes the lock ANALYZE took (SHARE UPDATE EXCLUSIVE: reads and writes go
+   * on). The summary tables are analyzed too: without statistics, readiness's last day scanned
+   * every row of the brand in `day_row_counts` (70 ms at demo scale 30) instead of one backward
+   * index probe (0.2 ms).
    */
-  private async analyzeBrandPartition(brandId: string): Promise<void> {
+  private async vacuumBrandPartition(brandId: string): Promise<void> {
     try {
       const [row] = await this.rows(
         "SELECT tableoid::regclass::text AS partition FROM records WHERE brand_id = $1 LIMIT 1",
@@ -323,11 +331,11 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
       );
       const partition = row?.["partition"];
       if (typeof partition === "string" && /^records_p\d+$/.test(partition)) {
-        await this.pool.query({ text: `ANALYZE ${partition}`, ...UNBOUNDED_QUERY });
+        await this.pool.query({ text: `VACUUM (ANALYZE) ${partition}`, ...UNBOUNDED_QUERY });
       }
       await this.pool.query({ text: "ANALYZE day_row_counts, record_rollup", ...UNBOUNDED_QUERY });
     } catch {
-      // Statistics only steer plans; autovacuum will refresh them.
+      // Statistics only steer plans, and autovacuum will come.
     }
   }
 
