@@ -82,8 +82,8 @@ async function loadFile(
       return await store.replaceRecordsStaged(brandId, stage, origin, onReplacing);
     }
     const scratch = await openScratch(memoryMb);
-    try {
-      return await handOver(store, brandId, origin, onReplacing, async (files) => {
+    return await handOver(store, brandId, origin, onReplacing, {
+      write: async (files) => {
         const staging = "staged_records";
         await stageRecords(scratch.connection, staging, request, progress);
         progress.phase("writing");
@@ -95,47 +95,54 @@ async function loadFile(
           store.storedFileFormat,
           rolledUpTableOf(staging),
         );
-      });
-    } finally {
-      scratch.close();
-    }
+      },
+      close: () => scratch.close(),
+    });
   } catch (error) {
     if (!(error instanceof RecordsNotClean)) throw error;
   }
   const { path, format, mapping } = request;
   const file = await readRecordsFile(path, { format, mapping, progress, ...(memoryMb ? { memoryMb } : {}) });
-  try {
-    return await handOver(store, brandId, origin, onReplacing, (files) => {
+  return handOver(store, brandId, origin, onReplacing, {
+    write: (files) => {
       progress.phase("writing");
       return file.exportLoad(brandId, files, store.storedFileFormat);
-    });
-  } finally {
-    file.close();
-  }
+    },
+    close: () => file.close(),
+  });
+}
+
+/** A scratch DuckDB holding a checked load: `write` hands it over, `close` frees it (idempotent). */
+interface CheckedScratch {
+  write: (files: StoredLoadFiles) => Promise<StoredRows>;
+  close: () => void;
 }
 
 /**
- * `write` puts the checked rows in the store's stored-records format (`StoredRecordsFile`), then
- * the store reads them itself: a Parquet file written before the store's transaction, or CSV
- * bytes the scratch DuckDB writes while PostgreSQL's `COPY` reads them (copy-pipe.ts; so the
- * caller closes the scratch once this resolves, not before). That scratch holds its staged rows
- * meanwhile, within its memory limit; the copy's side holds a chunk at a time.
+ * `scratch.write` puts the checked rows in the store's stored-records format
+ * (`StoredRecordsFile`), then the store reads them itself. A Parquet file is written before the
+ * store's transaction, and the scratch is closed before it starts, so that the two DuckDBs never
+ * hold memory at once. CSV bytes are written by the scratch while PostgreSQL's `COPY` reads them
+ * (copy-pipe.ts), so it is closed once the store is done: it holds its staged rows meanwhile,
+ * within its memory limit, and the copy's side a chunk at a time.
  */
 async function handOver(
   store: RecordLoads,
   brandId: string,
   origin: LoadOrigin,
   onReplacing: () => void,
-  write: (files: StoredLoadFiles) => Promise<StoredRows>,
+  scratch: CheckedScratch,
 ): Promise<LoadSummary> {
-  const directory = await makeWorkDir("load");
+  let directory: string | undefined;
   try {
+    directory = await makeWorkDir("load");
     const files = {
       path: join(directory, `records.${store.storedFileFormat}`),
       rolledUpPath: join(directory, "rolled-up.csv"),
       recordIdsPath: join(directory, "record-ids.csv"),
     };
-    const rows = await write(files);
+    const rows = await scratch.write(files);
+    if ("path" in rows) scratch.close();
     const { rolledUpPath, recordIdsPath } = files;
     return await store.replaceRecordsFromStoredFile(
       brandId,
@@ -143,6 +150,7 @@ async function handOver(
       origin,
     );
   } finally {
-    await rm(directory, { recursive: true, force: true });
+    scratch.close();
+    if (directory !== undefined) await rm(directory, { recursive: true, force: true });
   }
 }
