@@ -1,9 +1,10 @@
 /**
  * The private directories a process works in, in the system's temporary folder: a load's checked
- * file and its scratch database's spill, an upload's body, an export's named pipe. Each is named
- * with its process's pid (`mdq-<purpose>-<pid>-…`) and removed when its work ends; a process
- * killed mid-way (kill -9 during a load: up to the file's size, a gigabyte for 10 M rows) cannot,
- * so a service that starts removes those whose process is gone (`sweepWorkDirs`).
+ * files and named pipe (load/copy-pipe.ts) and its scratch database's spill, an upload's body, an
+ * export's windows. Each is named with its process's pid (`mdq-<purpose>-<pid>-…`) and removed
+ * when its work ends; a process killed mid-way (kill -9 during a load: up to the file's size, a
+ * gigabyte for 10 M rows) cannot, so a service that starts removes those whose process is gone
+ * (`sweepWorkDirs`).
  */
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -17,7 +17,8 @@ import { migrateDatabase, openStore } from "../src/store/open-store.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrationId } from "../src/store/postgres/migrations.js";
 import { openPostgresStore, SchemaVersionError } from "../src/store/postgres/postgres-store.js";
 import { DIV_HALF_EVEN_MACRO } from "../src/store/sql-dialect.js";
-import { type StoredRecord, StoreUnavailableError } from "../src/store/store.js";
+import { StoreUnavailableError } from "../src/store/store.js";
+import { record } from "./stored-records.js";
 
 /** A client of its own on `url`, for what a test does behind the store's back. */
 async function sideClient(url: string): Promise<pg.Client> {
@@ -190,22 +191,10 @@ describe("PostgreSQL store", () => {
     await migrateDatabase(workspace.database.url);
     const store = await openPostgresStore({ url: workspace.database.url });
     const side = await sideClient(workspace.database.url);
-    const rows = (revenueE4: bigint): StoredRecord[] =>
-      Array.from({ length: 5000 }, (_, index) => ({
-        recordId: `r-${index}`,
-        date: `2026-01-${String(1 + (index % 28)).padStart(2, "0")}`,
-        market: "DE",
-        dataSource: "google_ads",
-        channel: "search",
-        campaignId: "cmp-a",
-        campaignName: "Campaign A",
-        impressions: 100,
-        clicks: 10,
-        spendE4: 15_000n,
-        conversionsE4: 0n,
-        revenueE4,
-        currency: "EUR",
-      }));
+    const rows = (revenueE4: bigint) =>
+      Array.from({ length: 5000 }, (_, index) =>
+        record(`r-${index}`, `2026-01-${String(1 + (index % 28)).padStart(2, "0")}`, { revenueE4 }),
+      );
     try {
       await store.replaceRecords("vacuumed", rows(10_000n));
       // The same days again: every row replaced, as a daily restatement does.

@@ -35,6 +35,7 @@ import {
   type Store,
   type StoredRecord,
 } from "../src/store/store.js";
+import { record } from "./stored-records.js";
 
 interface Engine {
   name: "duckdb" | "postgres";
@@ -79,29 +80,6 @@ const RATES: FxRate[] = [
   { currency: "GBP", date: "2021-03-03", rateE6: 800_000n },
   { currency: "JPY", date: "2021-03-01", rateE6: 120_000_000n },
 ];
-
-function record(
-  recordId: string,
-  date: string,
-  values: Partial<Omit<StoredRecord, "recordId" | "date">> = {},
-): StoredRecord {
-  return {
-    recordId,
-    date,
-    market: "DE",
-    dataSource: "google_ads",
-    channel: "search",
-    campaignId: "cmp-a",
-    campaignName: "Campaign A",
-    impressions: 100,
-    clicks: 10,
-    spendE4: 10_000n,
-    conversionsE4: 0n,
-    revenueE4: 0n,
-    currency: "EUR",
-    ...values,
-  };
-}
 
 /** The query brand's records (r06 is tiktok_ads, outside the scope below). */
 const QUERY_RECORDS: StoredRecord[] = [
