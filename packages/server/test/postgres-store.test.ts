@@ -187,7 +187,7 @@ describe("PostgreSQL store", () => {
     }
   });
 
-  it("vacuums the brand's partition after a load: its pages all visible, the replaced rows' dead tuples gone", async () => {
+  it("vacuums the brand's partition after a load: after a reload, every page of it is all visible", async () => {
     await migrateDatabase(workspace.database.url);
     const store = await openPostgresStore({ url: workspace.database.url });
     const side = await sideClient(workspace.database.url);
@@ -200,15 +200,16 @@ describe("PostgreSQL store", () => {
       // The same days again: every row replaced, as a daily restatement does.
       await store.replaceRecords("vacuumed", rows(20_000n));
       const { rows: found } = await side.query(
-        `SELECT c.relpages, c.relallvisible, pg_stat_get_dead_tuples(c.oid) AS dead
-          FROM records r JOIN pg_class c ON c.oid = r.tableoid WHERE r.brand_id = $1 LIMIT 1`,
+        `SELECT c.relpages, c.relallvisible FROM records r JOIN pg_class c ON c.oid = r.tableoid
+          WHERE r.brand_id = $1 LIMIT 1`,
         ["vacuumed"],
       );
-      const partition = found[0] as { relpages: number; relallvisible: number; dead: string };
+      const partition = found[0] as { relpages: number; relallvisible: number };
       assert.ok(partition.relpages > 0);
-      // Only VACUUM sets the visibility map: a load's COPY leaves its pages not all visible.
+      // Only VACUUM sets the visibility map (pg_class, written by the vacuum itself; the dead-tuple
+      // counters are statistics a backend may flush a second later): a load's pages, and those
+      // its reload emptied, are not all visible until a vacuum removed the replaced rows.
       assert.equal(partition.relallvisible, partition.relpages);
-      assert.equal(Number(partition.dead), 0);
     } finally {
       await side.end();
       await store.close();

@@ -256,10 +256,11 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
    * Like `replaceRecords`, but the rows go straight into `records` (COPY of their CSV, after the
    * rows they replace are deleted; a load's scratch DuckDB writes it meanwhile, load/copy-pipe.ts),
    * with no staging table: the load's rollup, and its record ids when the brand keeps rows to
-   * check them against, are all the replace reads before them, each from a file of its own. A first load of 1 M rows (2026-11-28): `COPY` into `records` 6.4–7.6 s
-   * against a staging table's `COPY` (1.3 s), `ANALYZE` (0.2 s) and rollup (0.4 s), then
-   * `INSERT … SELECT` (6.3 s); with `records_brand_record` dropped, 3.2–3.9 s against 4.9–5.6 s of
-   * the insert alone. That index stays: it is the clash check's (bench/README.md "Loads").
+   * check them against, are all the replace reads before them, each from a file of its own. A
+   * first load of 1 M rows (2026-11-28): `COPY` into `records` 6.4–7.6 s against a staging
+   * table's `COPY` (1.3 s), `ANALYZE` (0.2 s) and rollup (0.4 s), then `INSERT … SELECT` (6.3 s);
+   * with `records_brand_record` dropped, 3.2–3.9 s against 4.9–5.6 s of the insert alone. That
+   * index stays: it is the clash check's (bench/README.md "Loads").
    */
   async replaceRecordsFromStoredFile(
     brandId: string,
