@@ -216,11 +216,11 @@ async function copyBaseline(file) {
  * the same CSV into a table shaped as `records` is (logged, hash-partitioned by brand in 8, with
  * its walk index and its record-id index, migrations.ts), `runs` times as the loads run, each a
  * replace (the brand's rows deleted and the file copied in one transaction), then vacuumed and
- * analyzed as the store's partition is after a load. The table lives as
- * long as the bench's database, as `records` does, so its reloads follow the same history as the
- * server's (CSV first, then the other formats). What MDQ's load costs beyond what PostgreSQL needs
- * to hold the same rows as durably, indexed alike. Resolves with each copy's seconds; files
- * without record ids (`--derived-ids`) have no such copy: `undefined`.
+ * analyzed as the store's partition is after a load. The table lives as long as the bench's
+ * database, as `records` does, so its reloads follow the same history as the server's (CSV
+ * first, then the other formats). What MDQ's load costs beyond what PostgreSQL needs to hold the
+ * same rows as durably, indexed alike. Resolves with each copy's seconds; files without record
+ * ids (`--derived-ids`) have no such copy: `undefined`.
  */
 async function sameWorkCopies(file) {
   if (!withRecordIds) return undefined;
@@ -434,7 +434,7 @@ console.log(
     "the CTAS under DuckDB's default (80% of memory); " +
     "the load also checks every rule, sorts and replaces days in one transaction, which the baselines do not; " +
     '"same work" (PostgreSQL, unmarked): psql \\copy of the CSV into a logged table shaped as records ' +
-    "(8 hash partitions, its two indexes), a first copy then reloads (DELETE and copy in one transaction) as the loads run\n",
+    "(8 hash partitions, its two indexes), each run a replace (DELETE and copy in one transaction) then VACUUM (ANALYZE), as the loads run\n",
 );
 console.log(
   "| store | format | rows | MDQ load s | rows/s | server peak RSS MB | baseline | baseline s | MDQ / baseline | target | same work s | MDQ / same work |",
