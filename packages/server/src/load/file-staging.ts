@@ -6,7 +6,7 @@
 import { createReadStream, rmSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import { DEFAULT_LOAD_MEMORY_MB } from "../config.js";
+import { DEFAULT_LOAD_MEMORY_MB, LOAD_ALLOCATOR_FLUSH_THRESHOLD } from "../config.js";
 import { makeWorkDir } from "../work-dirs.js";
 import type { LoadProblem } from "./load-errors.js";
 
@@ -21,7 +21,8 @@ export interface Scratch {
 /**
  * Opens an in-memory DuckDB for one load file, capped at `memoryMb` (`MDQ_LOAD_MEMORY_MB`) and
  * spilling to a private temporary directory, which `close()` removes: the memory of a load does
- * not depend on the file's size (issue 19). It runs on every core unless `threads` says otherwise
+ * not depend on the file's size (issue 19); its allocator gives freed memory back as the DuckDB
+ * store's does while it loads (`LOAD_ALLOCATOR_FLUSH_THRESHOLD`). It runs on every core unless `threads` says otherwise
  * (an export's Parquet writer, store/export/parquet-from-csv.ts, takes one).
  */
 export async function openScratch(
@@ -34,6 +35,7 @@ export async function openScratch(
   try {
     instance = await DuckDBInstance.create(":memory:", {
       memory_limit: `${memoryMb}MB`,
+      allocator_flush_threshold: LOAD_ALLOCATOR_FLUSH_THRESHOLD,
       temp_directory: spill,
       ...(threads === undefined ? {} : { threads: String(threads) }),
     });

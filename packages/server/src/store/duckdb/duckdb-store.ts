@@ -14,7 +14,11 @@ import {
   listValue,
 } from "@duckdb/node-api";
 import { toEpochDay } from "../../calendar.js";
-import { DEFAULT_LOAD_MEMORY_MB, defaultExportConnections } from "../../config.js";
+import {
+  DEFAULT_LOAD_MEMORY_MB,
+  defaultExportConnections,
+  LOAD_ALLOCATOR_FLUSH_THRESHOLD,
+} from "../../config.js";
 import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
 import { duckDbExportSnapshot } from "../export/duckdb-export.js";
 import type { ExportSnapshot } from "../export/record-export.js";
@@ -63,14 +67,6 @@ export const APPEND_MEMORY_MB = 192;
 
 /** DuckDB's settings, as SET takes them; global to the database, never per connection. */
 type Settings = Record<"threads" | "memory_limit" | "allocator_flush_threshold", string>;
-
-/**
- * How much memory DuckDB's allocator may keep after a task of a load before it gives it back
- * (DuckDB's default: 128 MiB). The load's memory limit caps DuckDB's buffers, not what its
- * allocator keeps of them once freed: a reload of 1 M Parquet rows peaked the server's RSS at
- * 497–526 MB with the default and at 472–473 MB with this, in the same time (issue 19).
- */
-const LOAD_ALLOCATOR_FLUSH_THRESHOLD = "16MB";
 
 type Row = Record<string, unknown>;
 
