@@ -28,7 +28,7 @@ import { benchArgs } from "./harness/bench-args.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
 import { graphqlLatencies, p99 } from "./harness/graphql-latency.mjs";
 import { list } from "./harness/options.mjs";
-import { freePort } from "./harness/processes.mjs";
+import { freePort, sampleRss, statusKb } from "./harness/processes.mjs";
 
 const USAGE = `node bench/export.mjs [flags]   (after npm run build)
 
@@ -177,17 +177,11 @@ async function timeExport(base, token, brand, format, range) {
 
 /** The server's RSS growth while `work` runs, sampled every 20 ms: its peak less its RSS before. */
 async function rssGrowthDuring(pid, work) {
-  const before = rssKb(pid);
-  let peak = before;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssKb(pid));
-  }, 20);
-  try {
-    const result = await work();
-    return { result, growthMb: (peak - before) / 1024 };
-  } finally {
-    clearInterval(sampler);
-  }
+  const before = (await statusKb(pid, "VmRSS")) ?? 0;
+  const sampler = sampleRss(pid, 20);
+  const result = await work().finally(sampler.stop);
+  const peak = Math.max(before, await sampler.stop());
+  return { result, growthMb: (peak - before) / 1024 };
 }
 
 /**
@@ -312,15 +306,6 @@ async function engineBaseline(store, seeded, app, range, work, threads) {
   };
   run();
   return { csv: Math.min(run(), run()), parquet: undefined };
-}
-
-function rssKb(pid) {
-  try {
-    const status = spawnSync("cat", [`/proc/${pid}/status`], { encoding: "utf8" }).stdout;
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
 }
 
 const fixed = (value, digits = 2) => (value === undefined ? "–" : value.toFixed(digits));

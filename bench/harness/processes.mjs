@@ -125,14 +125,14 @@ export async function resetPeakRss(pid) {
   }
 }
 
-/** Samples VmRSS of `pid` every 50 ms until `stop()`; resolves to the highest sample in kB. */
-export function sampleRss(pid) {
+/** Samples VmRSS of `pid` every `everyMs` until `stop()`; resolves to the highest sample in kB. */
+export function sampleRss(pid, everyMs = 50) {
   let highest = 0;
   let running = true;
   const done = (async () => {
     while (running) {
       highest = Math.max(highest, (await statusKb(pid, "VmRSS")) ?? 0);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
     return highest;
   })();
