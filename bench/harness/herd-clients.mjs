@@ -49,6 +49,11 @@ export function classOf(url, body) {
   return "other";
 }
 
+/**
+ * The `Accept-Encoding` of each `--compression` setting, set on every request through the fetch
+ * hook. TODO(issue 55, point 3): once the SDK has its own option to turn compression off, pass it
+ * instead of overriding the header here.
+ */
 const ACCEPT_ENCODING = { on: "br, gzip", off: "identity" };
 
 /**
