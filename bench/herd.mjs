@@ -238,7 +238,13 @@ async function runClients(work, spec, { noisy = false } = {}) {
     child.stdin.end();
     return finish();
   }
-  await once(child.stdout, "data");
+  // The tenant says "started" once its loops run; a tenant that dies first is an error, not a hang.
+  await Promise.race([
+    once(child.stdout, "data"),
+    exited.then(([code]) => {
+      throw new Error(`herd-clients.mjs (noisy) exited with ${code} before starting`);
+    }),
+  ]);
   return {
     stop() {
       child.stdin.end("stop\n");
