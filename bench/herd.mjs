@@ -20,15 +20,23 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { addDays, ensureAdminToken, todayIn } from "../packages/server/dist/src/index.js";
+// The server's small modules only, not its index: the bench's own memory stays small.
+import { ensureAdminToken } from "../packages/server/dist/src/admin/admin-token.js";
+import { todayIn } from "../packages/server/dist/src/calendar.js";
 import { nginxConfig } from "../packages/test-support/dist/src/nginx.js";
 import { benchArgs } from "./harness/bench-args.mjs";
-import { driveWalks } from "./harness/cold-walk.mjs";
-import { tokensOf } from "./harness/demo-region.mjs";
+import { addDays } from "./harness/demo-service.mjs";
 import { planHerdRegion, seedHerdRegion } from "./harness/herd-region.mjs";
 import { compressionTable, herdTable, summarizeHerd, targetLines } from "./harness/herd-report.mjs";
 import { list, positive, resultsDirectory } from "./harness/options.mjs";
-import { freePort, machine, resetPeakRss, startContender, statusKb } from "./harness/processes.mjs";
+import {
+  freePort,
+  machine,
+  resetPeakRss,
+  runJsonProcess,
+  startContender,
+  statusKb,
+} from "./harness/processes.mjs";
 import { recordsBody } from "./harness/queries.mjs";
 import { parseRate, parseRtt } from "./harness/wan-proxy.mjs";
 
@@ -123,6 +131,8 @@ const options = Object.freeze({
 const MDQ = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const CLIENTS = new URL("./harness/herd-clients.mjs", import.meta.url).pathname;
 const WAN_PROXY = new URL("./harness/wan-proxy.mjs", import.meta.url).pathname;
+/** The cold walk's walker (bench/harness/walk.mjs), in a process of its own. */
+const WALKER = new URL("./harness/walk.mjs", import.meta.url).pathname;
 const NGINX = "/usr/sbin/nginx";
 /** The region's clock: every brand's today is this zone's. */
 const TIME_ZONE = "Europe/London";
@@ -328,10 +338,24 @@ async function resetPeaks(region) {
   for (const instance of region.instances) await resetPeakRss(instance.pid);
 }
 
+/** A token of `app` from the region's token endpoint at `url`. */
+async function tokenOf(url, app) {
+  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
+  const response = await fetch(`${url}/oauth2/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+    body: "grant_type=client_credentials&scope=api_data%2Fread",
+  });
+  if (response.status !== 200) throw new Error(`token for ${app.appClientId}: HTTP ${response.status}`);
+  return (await response.json()).access_token;
+}
+
 /** The cold-walk baseline: `walkClients` clients each walking a 90-day window of the largest brands. */
 async function coldWalk(url, apps, today, round) {
   const largest = apps.slice(0, Math.min(options.walkClients, apps.length));
-  const tokens = await tokensOf(url, { apps: largest });
+  const tokens = Object.fromEntries(
+    await Promise.all(largest.map(async (app) => [app.appClientId, await tokenOf(url, app)])),
+  );
   const to = addDays(today, -1);
   const walks = largest.map((app) => ({
     mode: "page",
@@ -346,7 +370,7 @@ async function coldWalk(url, apps, today, round) {
       pageSize: 5000,
     }),
   }));
-  const result = await driveWalks({ url, clients: options.walkClients, walks });
+  const result = await runJsonProcess(WALKER, { url, clients: options.walkClients, walks });
   if (result.failures.length > 0) throw new Error(`the cold walk failed: ${result.failures[0]}`);
   return { rowsPerSecond: result.rowsPerSecond, rows: result.rows, seconds: result.seconds, p99: result.p99 };
 }
