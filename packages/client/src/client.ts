@@ -11,6 +11,10 @@
  * Every answer is untrusted: it is validated (answer-validation.ts) before it is used, its body
  * is read up to `maxBodyBytes`, and each walk keeps to a request count and a deadline derived
  * from its range (run-limits.ts).
+ *
+ * This class holds the HTTP calls (the token, the GraphQL POST) and the public methods; the query
+ * texts are in queries.ts, and each operation's plan in operations/ (records, aggregate, sync,
+ * changes, readiness, my-access).
  */
 import type { ExportFormat } from "@mdq/contract";
 import { checkGraphQLData } from "./answer-validation.js";
