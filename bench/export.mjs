@@ -25,6 +25,7 @@ import { DEFAULT_DUCKDB_THREADS } from "../packages/server/dist/src/config.js";
 import { planRecordsExport } from "../packages/server/dist/src/store/query-planner.js";
 import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
 import { benchArgs } from "./harness/bench-args.mjs";
+import { walkDayPages } from "./harness/day-walk.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
 import { graphqlLatencies, p99 } from "./harness/graphql-latency.mjs";
 import { list } from "./harness/options.mjs";
@@ -56,8 +57,6 @@ const values = benchArgs(
 );
 const MDQ = new URL("../packages/cli/bin/mdq.cjs", import.meta.url).pathname;
 const FORMATS = ["ndjson", "csv", "parquet", "arrow"];
-const FIELDS =
-  "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
 const databaseOf = (scale) => `mdq_export_bench_s${scale}`;
 const today = new Date().toISOString().slice(0, 10);
 const to = addDays(today, -1);
@@ -220,21 +219,7 @@ async function stopped(child) {
 /** A one-client cold walk of the range through GraphQL: every page of 5000, the day sort. */
 async function timeWalk(base, token, brand, range) {
   const started = performance.now();
-  let rows = 0;
-  for (let page = 1; ; page += 1) {
-    const response = await fetch(`${base}/graphql`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        query: `query($c: ID!, $r: DateRangeInput!, $p: Int!) { marketingRecords(clientId: $c, dateRange: $r,
-          sort: [{field: DATE_DAY, direction: ASC}], pagination: {page: $p, pageSize: 5000}) { ${FIELDS} } }`,
-        variables: { c: brand, r: range, p: page },
-      }),
-    });
-    const body = await response.json();
-    rows += body.data.marketingRecords.length;
-    if (!body.extensions.pageInfo.marketingRecords.hasNextPage) break;
-  }
+  const rows = await walkDayPages(fetch, base, token, brand, range);
   return { rows, seconds: (performance.now() - started) / 1000 };
 }
 

@@ -22,7 +22,7 @@ import { driveWalks, measureColdWalk, walkOf } from "./harness/cold-walk.mjs";
 import { CONTENDERS } from "./harness/contenders.mjs";
 import { countRows, seedDuckDb, tokensOf } from "./harness/demo-region.mjs";
 import { openEngine, recordsSql, sourceCurrenciesOf } from "./harness/engine-sql.mjs";
-import { list, positive, resultsDirectory } from "./harness/options.mjs";
+import { list, positive, RUN_FLAGS, resultsDirectory } from "./harness/options.mjs";
 import { dropBenchDatabase, postgresStoreMissing, seedPostgres } from "./harness/postgres.mjs";
 import { machine, statusKb } from "./harness/processes.mjs";
 import {
@@ -88,10 +88,7 @@ export function readScaleOptions(argv) {
       "walk-rounds": { type: "string", default: "1" },
       "replay-scales": { type: "string", default: "1,30,150" },
       "duckdb-threads": { type: "string", default: "1" },
-      "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
-      save: { type: "boolean", default: false },
-      out: { type: "string" },
-      keep: { type: "boolean", default: false },
+      ...RUN_FLAGS,
       help: { type: "boolean", default: false },
     },
   });

@@ -11,6 +11,7 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { MdqClient } from "../packages/client/dist/src/index.js";
 import { benchArgs } from "./harness/bench-args.mjs";
+import { walkDayPages } from "./harness/day-walk.mjs";
 import { addDays, startDemoService } from "./harness/demo-service.mjs";
 
 const USAGE = `node bench/sync.mjs [--scale 120] [--days 400]   (after npm run build)
@@ -44,9 +45,6 @@ function countingFetch(counts) {
   };
 }
 
-const FIELDS =
-  "recordId date market dataSource channel campaignId campaignName impressions clicks spend conversions revenue currency";
-
 async function bareClient() {
   const counts = {};
   const count = countingFetch(counts);
@@ -63,20 +61,7 @@ async function bareClient() {
   let rows = 0;
   for (let start = from; start <= to; start = addDays(start, 90)) {
     const [end] = [addDays(start, 89), to].sort(); // ISO days sort as dates
-    for (let page = 1; ; page += 1) {
-      const response = await count(`${base}/graphql`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          query: `query($c: ID!, $r: DateRangeInput!, $p: Int!) { marketingRecords(clientId: $c, dateRange: $r,
-            sort: [{field: DATE_DAY, direction: ASC}], pagination: {page: $p, pageSize: 5000}) { ${FIELDS} } }`,
-          variables: { c: app.brandClientId, r: { from: start, to: end }, p: page },
-        }),
-      });
-      const body = await response.json();
-      rows += body.data.marketingRecords.length;
-      if (!body.extensions.pageInfo.marketingRecords.hasNextPage) break;
-    }
+    rows += await walkDayPages(count, base, token, app.brandClientId, { from: start, to: end });
   }
   return { rows, counts };
 }

@@ -69,6 +69,17 @@ export function resultsDirectory(save) {
   return new URL(save ? "../results" : "../results/local", import.meta.url).pathname;
 }
 
+/**
+ * The flags of every bench run that seeds PostgreSQL and writes results (run.mjs, scale.mjs): the
+ * server, `--save` and `--out` (resultsDirectory), and `--keep` (keep what it seeded).
+ */
+export const RUN_FLAGS = Object.freeze({
+  "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
+  save: { type: "boolean", default: false },
+  out: { type: "string" },
+  keep: { type: "boolean", default: false },
+});
+
 /** The run's options from argv, checked; throws with the flag named. */
 export function readOptions(argv = process.argv.slice(2)) {
   const { values } = parseArgs({
@@ -88,10 +99,7 @@ export function readOptions(argv = process.argv.slice(2)) {
       soak: { type: "string", default: "0" },
       "growth-sizes": { type: "string", default: "1,10,50" },
       "growth-scales": { type: "string", default: "1,30,150,600" },
-      "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
-      save: { type: "boolean", default: false },
-      out: { type: "string" },
-      keep: { type: "boolean", default: false },
+      ...RUN_FLAGS,
       profile: { type: "string" },
       help: { type: "boolean", default: false },
     },

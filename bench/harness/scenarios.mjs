@@ -94,15 +94,7 @@ export const SCENARIOS = {
   },
   aggregate: {
     title: "repeated page (cache): 90-day aggregate, day × market × source",
-    contenders: [
-      "mdq-duckdb",
-      "mdq-duckdb-nocache",
-      "mdq-postgres",
-      "mdq-postgres-nocache",
-      "bare-sql",
-      "bare-memory",
-      "yoga",
-    ],
+    contenders: PAGE_CONTENDERS.filter((contender) => contender !== "postgraphile"),
     baseline: "bare-sql",
     requests: (contender, context) => [
       graphqlRequest(aggregateBody(context.question), tokenFor(contender, context)),

@@ -4,7 +4,17 @@
  * or a crash sees either the old file whole or the new one whole. `mirror` writes every day file
  * and its state this way; `sync` its checkpoint and, at the end, its output file.
  */
-import { open, rename } from "node:fs/promises";
+import { open, readFile, rename } from "node:fs/promises";
+
+/** The text of the file at `path`, or undefined when there is none (any other failure throws). */
+export async function readTextIfPresent(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
 
 /** The partial file `path` is written to before it is renamed into place. */
 export function partialPath(path: string): string {

@@ -11,37 +11,14 @@
  * Every answer is untrusted: it is validated (answer-validation.ts) before it is used, its body
  * is read up to `maxBodyBytes`, and each walk keeps to a request count and a deadline derived
  * from its range (run-limits.ts).
+ *
+ * This class holds the HTTP calls (the token, the GraphQL POST) and the public methods; the query
+ * texts are in queries.ts, and each operation's plan in operations/ (records, aggregate, sync,
+ * changes, readiness, my-access).
  */
-import {
-  DIMENSIONS,
-  type ExportFormat,
-  inclusiveDayCount,
-  isDateDimension,
-  MAX_CHANGES_RANGE_DAYS,
-  MAX_PAGE_SIZE,
-  METRICS,
-  MIN_PAGE_SIZE,
-  RECORD_FIELDS,
-} from "@mdq/contract";
-import {
-  checkAggregates,
-  checkDataChanges,
-  checkGraphQLData,
-  checkMyAccess,
-  checkReadiness,
-  checkRecords,
-} from "./answer-validation.js";
+import type { ExportFormat } from "@mdq/contract";
+import { checkGraphQLData } from "./answer-validation.js";
 import { type ClientCredentialsConfig, validateClientConfig } from "./config.js";
-import {
-  type DateWindow,
-  fromEpochDay,
-  MAX_WINDOW_DAYS,
-  splitDateRange,
-  toEpochDay,
-  type WindowAlignment,
-} from "./date-windows.js";
-import { MdqClientError } from "./errors.js";
-import { exportPages, isExportMissing } from "./export-pages.js";
 import {
   DEFAULT_RETRY_POLICY,
   errorOf,
@@ -50,9 +27,15 @@ import {
   isObject,
   parseJson,
 } from "./http-transport.js";
-import { type GraphQLResult, type WalkPlan, type WalkService, walkPages } from "./page-walk.js";
+import { aggregatePlan } from "./operations/aggregate.js";
+import { dataChanges } from "./operations/changes.js";
+import { myAccess } from "./operations/my-access.js";
+import { positive } from "./operations/option-checks.js";
+import { readiness, waitUntilReady } from "./operations/readiness.js";
+import { recordsPlan } from "./operations/records.js";
+import { type SyncSource, syncPages } from "./operations/sync.js";
+import { walkPages } from "./page-walk.js";
 import {
-  type ExportAccess,
   type ExportOptions,
   type ExportResponse,
   type ExportResume,
@@ -60,12 +43,7 @@ import {
   openExport,
 } from "./record-export.js";
 import { DEFAULT_RATE_LIMIT, RequestBudget, systemClock } from "./request-budget.js";
-import {
-  DEFAULT_MAX_REQUESTS_PER_DAY,
-  DEFAULT_RUN_DEADLINE_MS_PER_DAY,
-  type RunLimitSettings,
-  RunLimits,
-} from "./run-limits.js";
+import { DEFAULT_MAX_REQUESTS_PER_DAY, DEFAULT_RUN_DEADLINE_MS_PER_DAY } from "./run-limits.js";
 import { TokenManager } from "./token-manager.js";
 import type {
   AggregateOptions,
@@ -79,11 +57,11 @@ import type {
   RateLimitPolicy,
   Readiness,
   RecordField,
-  RecordSort,
   RecordsOptions,
   SyncPagesOptions,
   WaitUntilReadyOptions,
 } from "./types.js";
+import type { GraphQLResult, WalkService } from "./walk-types.js";
 
 /** Settings of an {@link MdqClient}: the five of `clientConfigFromEnv`, and tuning. */
 export interface MdqClientOptions extends ClientCredentialsConfig {
@@ -125,42 +103,8 @@ export interface MdqClientOptions extends ClientCredentialsConfig {
 
 export { DIMENSIONS, METRICS, RECORD_FIELDS } from "@mdq/contract";
 
-const DEFAULT_RECORD_SORT: RecordSort[] = [{ field: "DATE_DAY", direction: "ASC" }];
-/** The largest page the service allows: the fewest requests. */
-const DEFAULT_PAGE_SIZE = MAX_PAGE_SIZE;
-const DEFAULT_CONCURRENCY = 2;
 /** Default `maxBodyBytes`: 64 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-const MY_ACCESS_QUERY = `query MdqMyAccess($clientId: ID!) {
-  myAccess(clientId: $clientId) { brandId appClientId markets dataSources scope region tokenExpiresAt }
-}`;
-
-const READINESS_QUERY = `query MdqReadiness($clientId: ID!, $date: Date) {
-  marketingDataReadiness(clientId: $clientId, date: $date) { status lastProcessedAt date availableThrough dataVersion }
-}`;
-
-const CHANGES_QUERY = `query MdqChanges($clientId: ID!, $dateRange: DateRangeInput!, $since: String) {
-  marketingDataChanges(clientId: $clientId, dateRange: $dateRange, since: $since) {
-    dataVersion fullResyncRequired reason days { date dataVersion changedAt rows }
-  }
-}`;
-
-/** `from..to` cut into consecutive windows of at most MAX_CHANGES_RANGE_DAYS (366) days, oldest first. */
-function changesWindows(from: string, to: string): DateWindow[] {
-  const last = toEpochDay(to);
-  if (last < toEpochDay(from)) {
-    throw new MdqClientError("INVALID_DATE_RANGE", `the range ends (${to}) before it starts (${from})`);
-  }
-  const windows: DateWindow[] = [];
-  for (let start = toEpochDay(from); start <= last; start += MAX_CHANGES_RANGE_DAYS) {
-    windows.push({
-      from: fromEpochDay(start),
-      to: fromEpochDay(Math.min(last, start + MAX_CHANGES_RANGE_DAYS - 1)),
-    });
-  }
-  return windows;
-}
 
 /**
  * A client of one region's MDQ service for one brand.
@@ -179,11 +123,12 @@ export class MdqClient implements WalkService {
   private readonly userAgent: string;
   /** The `onEvent` of the options: told about tokens, retries, pages and repairs. */
   readonly onEvent: ((event: MdqClientEvent) => void) | undefined;
-  private readonly runLimits: RunLimitSettings;
-  /** What the bulk export needs of this client (record-export.ts). */
-  private readonly exportAccess: ExportAccess;
-  /** False once the service answered 404 on the export: an MDQ from before it (CONTRACT §7). */
-  private exportAvailable = true;
+  /**
+   * What the operations' plans need of this client (operations/): its brand and walk limits, what
+   * the bulk export needs (record-export.ts), and whether the service has the export (false once
+   * it answered 404: an MDQ from before it, CONTRACT §7).
+   */
+  private readonly source: SyncSource;
 
   constructor(options: MdqClientOptions) {
     this.config = validateClientConfig(options);
@@ -202,7 +147,7 @@ export class MdqClient implements WalkService {
       ),
       maxBodyBytes: positive(options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, "maxBodyBytes"),
     };
-    this.runLimits = {
+    const runLimits = {
       maxRequestsPerDay: positive(
         options.maxRequestsPerDay,
         DEFAULT_MAX_REQUESTS_PER_DAY,
@@ -238,17 +183,24 @@ export class MdqClient implements WalkService {
       ...(options.renewBeforeSeconds === undefined ? {} : { renewBeforeSeconds: options.renewBeforeSeconds }),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     });
-    this.exportAccess = {
-      baseUrl: this.config.baseUrl,
+    this.source = {
       brandClientId: this.config.brandClientId,
-      tokens: this.tokens,
-      budget: this.budget,
-      clock: this.clock,
-      retry,
-      fetch: options.fetch ?? globalThis.fetch,
-      userAgent: this.userAgent,
-      random: options.random ?? Math.random,
+      runLimits,
+      exportAccess: {
+        baseUrl: this.config.baseUrl,
+        brandClientId: this.config.brandClientId,
+        tokens: this.tokens,
+        budget: this.budget,
+        clock: this.clock,
+        retry,
+        fetch: options.fetch ?? globalThis.fetch,
+        userAgent: this.userAgent,
+        random: options.random ?? Math.random,
+        onEvent: options.onEvent,
+      },
+      exportAvailable: true,
       onEvent: options.onEvent,
+      recordPages: (pageOptions) => this.recordPages(pageOptions),
     };
   }
 
@@ -258,7 +210,7 @@ export class MdqClient implements WalkService {
    * @example for await (const record of client.exportRecords({ from: "2026-01-01", to: "2026-11-21" })) write(record);
    */
   exportRecords(options: ExportOptions): AsyncGenerator<MarketingRecord> {
-    return exportRecords(this.exportAccess, options);
+    return exportRecords(this.source.exportAccess, options);
   }
 
   /**
@@ -270,7 +222,7 @@ export class MdqClient implements WalkService {
     format: ExportFormat,
     resume: ExportResume | null = null,
   ): Promise<ExportResponse> {
-    return openExport(this.exportAccess, options, format, resume);
+    return openExport(this.source.exportAccess, options, format, resume);
   }
 
   /** How many token requests this client has sent. */
@@ -283,12 +235,7 @@ export class MdqClient implements WalkService {
    * @example const { status } = await client.readiness("2026-11-22");
    */
   async readiness(date?: string, signal?: AbortSignal): Promise<Readiness> {
-    const result = await this.graphql(
-      READINESS_QUERY,
-      { clientId: this.config.brandClientId, ...(date === undefined ? {} : { date }) },
-      signal,
-    );
-    return checkReadiness(result.data["marketingDataReadiness"], date);
+    return readiness(this, this.config.brandClientId, date, signal);
   }
 
   /**
@@ -297,8 +244,7 @@ export class MdqClient implements WalkService {
    * @example const { markets, dataSources } = await client.myAccess();
    */
   async myAccess(signal?: AbortSignal): Promise<MyAccess> {
-    const result = await this.graphql(MY_ACCESS_QUERY, { clientId: this.config.brandClientId }, signal);
-    return checkMyAccess(result.data["myAccess"]);
+    return myAccess(this, this.config.brandClientId, signal);
   }
 
   /**
@@ -312,23 +258,7 @@ export class MdqClient implements WalkService {
     since: string | null;
     signal?: AbortSignal;
   }): Promise<DataChanges> {
-    const answer: DataChanges = { dataVersion: "", fullResyncRequired: false, reason: null, days: [] };
-    for (const window of changesWindows(options.from, options.to)) {
-      const result = await this.graphql(
-        CHANGES_QUERY,
-        { clientId: this.config.brandClientId, dateRange: window, since: options.since },
-        options.signal,
-      );
-      const changes = checkDataChanges(result.data["marketingDataChanges"], window);
-      // Versions only grow: the first window's is the one every later change comes after.
-      answer.dataVersion ||= changes.dataVersion;
-      if (changes.fullResyncRequired) {
-        answer.fullResyncRequired = true;
-        answer.reason ??= changes.reason;
-      }
-      answer.days.push(...changes.days);
-    }
-    return answer;
+    return dataChanges(this, this.config.brandClientId, options);
   }
 
   /**
@@ -337,18 +267,7 @@ export class MdqClient implements WalkService {
    * @example await client.waitUntilReady({ interval: 120_000, timeout: 4 * 3_600_000 });
    */
   async waitUntilReady(options: WaitUntilReadyOptions = {}): Promise<Readiness> {
-    const interval = positive(options.interval, 300_000, "interval");
-    const deadline =
-      options.timeout === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + options.timeout;
-    for (;;) {
-      const readiness = await this.readiness(options.date, options.signal);
-      if (readiness.status === "READY") return readiness;
-      const now = this.clock.now();
-      if (now >= deadline) {
-        throw new MdqClientError("NOT_READY", `the data for ${readiness.date} is still not ready`);
-      }
-      await this.clock.sleep(Math.min(interval, deadline - now), options.signal);
-    }
+    return waitUntilReady((date, signal) => this.readiness(date, signal), this.clock, options);
   }
 
   /**
@@ -369,26 +288,7 @@ export class MdqClient implements WalkService {
   async *recordPages<Field extends RecordField = RecordField>(
     options: RecordsOptions<Field>,
   ): AsyncGenerator<Page<Pick<MarketingRecord, Field | "recordId">>> {
-    const fields = recordFields(options.fields);
-    const sort = options.sort && options.sort.length > 0 ? options.sort : DEFAULT_RECORD_SORT;
-    const newestFirst = sort[0]?.field === "DATE_DAY" && sort[0].direction === "DESC";
-    type Row = Pick<MarketingRecord, Field | "recordId">;
-    yield* walkPages<Row>(this, {
-      field: "marketingRecords",
-      query: `query MdqRecords($clientId: ID!, $dateRange: DateRangeInput!, $currency: Currency, $pagination: PaginationInput, $sort: [RecordSortInput!], $filter: MarketingFilterInput) {
-  marketingRecords(clientId: $clientId, dateRange: $dateRange, currency: $currency, pagination: $pagination, sort: $sort, filter: $filter) { ${fields.join(" ")} }
-}`,
-      variables: this.commonVariables(options, sort),
-      ...this.walkSettings(options, windowsOf(options, "day", newestFirst)),
-      rowsOf: (raw, window) => checkRecords<Row>(raw, fields, window),
-      keyOf: (row) => row.recordId,
-      ...(sort.length === 1 &&
-      sort[0]!.field === "DATE_DAY" &&
-      !options.filter &&
-      fields.length === RECORD_FIELDS.length
-        ? { repair: { dateOf: (row: Row) => String((row as Record<string, unknown>)["date"]), newestFirst } }
-        : {}),
-    });
+    yield* walkPages(this, recordsPlan(this.source, options));
   }
 
   /**
@@ -400,35 +300,7 @@ export class MdqClient implements WalkService {
    * @example for await (const page of client.syncPages({ from, to, windowDays: 7 })) append(page.rows);
    */
   async *syncPages(options: SyncPagesOptions): AsyncGenerator<Page<MarketingRecord>> {
-    let from = options.from;
-    if (options.pageWalk !== true && this.exportAvailable) {
-      const windows = windowsOf(options, "day", false);
-      const { pageSize, limits } = this.walkSettings(options, windows);
-      if (pageSize < MIN_PAGE_SIZE || pageSize > MAX_PAGE_SIZE) {
-        limits.close();
-        throw new MdqClientError("INVALID_CONFIG", `pageSize must be ${MIN_PAGE_SIZE}..${MAX_PAGE_SIZE}`);
-      }
-      let nextWindow = 0;
-      try {
-        for await (const page of exportPages(this.exportAccess, {
-          windows,
-          pageSize,
-          limits,
-          ...(options.currency === undefined ? {} : { currency: options.currency }),
-          ...(options.filter === undefined ? {} : { filter: options.filter }),
-        })) {
-          if (page.lastInWindow) nextWindow = page.windowIndex + 1;
-          yield page;
-        }
-        return;
-      } catch (error) {
-        if (!isExportMissing(error)) throw error;
-        this.exportAvailable = false;
-        from = windows[nextWindow]!.from;
-        this.onEvent?.({ type: "export-unavailable", from });
-      }
-    }
-    yield* this.recordPages({ ...options, from, sort: DEFAULT_RECORD_SORT });
+    yield* syncPages(this.source, options);
   }
 
   /**
@@ -443,36 +315,7 @@ export class MdqClient implements WalkService {
 
   /** Every page of aggregate rows, window by window, as for `recordPages`. */
   async *aggregatePages(options: AggregateOptions): AsyncGenerator<Page<MarketingAggregate>> {
-    const metrics = checkedList(options.metrics, METRICS, "metrics");
-    if (metrics.length === 0)
-      throw new MdqClientError("INVALID_CONFIG", "metrics must name at least one metric");
-    const groupBy =
-      options.groupBy === undefined ? undefined : checkedList(options.groupBy, DIMENSIONS, "groupBy");
-    const grouped = groupBy ?? ["DATE_DAY"];
-    const align: WindowAlignment = grouped.includes("DATE_MONTH")
-      ? "month"
-      : grouped.includes("DATE_WEEK")
-        ? "week"
-        : "day";
-    const firstSort = options.sort?.[0];
-    const newestFirst = firstSort
-      ? isDateDimension(firstSort.field) && firstSort.direction === "DESC"
-      : grouped.some(isDateDimension);
-    const totals = metrics.map((metric) => `TOTAL_${metric}`);
-    const variables = {
-      ...this.commonVariables(options, options.sort),
-      metrics,
-      ...(groupBy === undefined ? {} : { groupBy }),
-    };
-    yield* walkPages<MarketingAggregate>(this, {
-      field: "marketingAggregate",
-      query: `query MdqAggregate($clientId: ID!, $dateRange: DateRangeInput!, $metrics: [Metric!]!, $groupBy: [Dimension!], $currency: Currency, $pagination: PaginationInput, $sort: [AggregateSortInput!], $filter: MarketingFilterInput) {
-  marketingAggregate(clientId: $clientId, dateRange: $dateRange, metrics: $metrics, groupBy: $groupBy, currency: $currency, pagination: $pagination, sort: $sort, filter: $filter) { ${DIMENSIONS.join(" ")} ${totals.join(" ")} currency }
-}`,
-      variables,
-      ...this.walkSettings(options, windowsOf(options, align, newestFirst)),
-      rowsOf: (raw) => checkAggregates(raw),
-    });
+    yield* walkPages(this, aggregatePlan(this.source, options));
   }
 
   /**
@@ -517,75 +360,4 @@ export class MdqClient implements WalkService {
       signal,
     });
   }
-
-  private commonVariables(
-    options: AggregateOptions | RecordsOptions<RecordField>,
-    sort: unknown[] | undefined,
-  ): Record<string, unknown> {
-    return {
-      clientId: this.config.brandClientId,
-      ...(options.currency === undefined ? {} : { currency: options.currency }),
-      ...(options.filter === undefined ? {} : { filter: options.filter }),
-      ...(sort === undefined || sort.length === 0 ? {} : { sort }),
-    };
-  }
-
-  /** The windows, page settings and limits of one walk over `windows`. */
-  private walkSettings(
-    options: { pageSize?: number; concurrency?: number; signal?: AbortSignal },
-    windows: DateWindow[],
-  ): Pick<WalkPlan<unknown>, "windows" | "pageSize" | "concurrency" | "limits"> {
-    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-    if (!Number.isInteger(pageSize))
-      throw new MdqClientError("INVALID_CONFIG", "pageSize must be an integer");
-    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new MdqClientError("INVALID_CONFIG", "concurrency must be a positive integer");
-    }
-    const days = windows.reduce((sum, window) => sum + inclusiveDayCount(window.from, window.to), 0);
-    return { windows, pageSize, concurrency, limits: new RunLimits(this.runLimits, days, options.signal) };
-  }
-}
-
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new MdqClientError("INVALID_CONFIG", `${name} must be a positive number`);
-  }
-  return value;
-}
-
-function windowsOf(
-  options: { from: string; to: string; windowDays?: number },
-  align: WindowAlignment,
-  newestFirst: boolean,
-): DateWindow[] {
-  const windows = splitDateRange(options.from, options.to, {
-    maxDays: options.windowDays ?? MAX_WINDOW_DAYS,
-    align,
-  });
-  return newestFirst ? windows.reverse() : windows;
-}
-
-function recordFields(fields: readonly RecordField[] | undefined): RecordField[] {
-  if (fields === undefined || fields.length === 0) return [...RECORD_FIELDS];
-  const chosen = new Set(checkedList(fields, RECORD_FIELDS, "fields"));
-  chosen.add("recordId");
-  return RECORD_FIELDS.filter((field) => chosen.has(field));
-}
-
-function checkedList<Value extends string>(
-  values: readonly Value[],
-  allowed: readonly Value[],
-  name: string,
-): Value[] {
-  for (const value of values) {
-    if (!allowed.includes(value)) {
-      throw new MdqClientError(
-        "INVALID_CONFIG",
-        `${name}: ${JSON.stringify(value)} is not one of ${allowed.join(", ")}`,
-      );
-    }
-  }
-  return [...values];
 }

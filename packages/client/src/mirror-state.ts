@@ -4,10 +4,9 @@
  * untrusted input (a hand-edited or foreign file must not name paths outside the directory) and
  * written atomically.
  */
-import { readFile } from "node:fs/promises";
 import { isCalendarDate } from "@mdq/contract";
 import * as v from "valibot";
-import { writeTextAtomically } from "./atomic-files.js";
+import { readTextIfPresent, writeTextAtomically } from "./atomic-files.js";
 import { pathInside } from "./contained-paths.js";
 import { MdqClientError } from "./errors.js";
 import { SYNC_FORMATS } from "./record-formats.js";
@@ -45,13 +44,8 @@ export type HeldDay = v.InferOutput<typeof heldDay>;
 /** The state file of `dir`, or undefined when there is none; MIRROR_REFUSED when it is not one this SDK wrote. */
 export async function readMirrorState(dir: string): Promise<MirrorState | undefined> {
   const path = pathInside(dir, [MIRROR_STATE_FILE], "MIRROR_REFUSED");
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
+  const text = await readTextIfPresent(path);
+  if (text === undefined) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

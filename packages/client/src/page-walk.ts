@@ -9,65 +9,17 @@
  * (window-repair.ts). Every page is validated (answer-validation.ts) and counted against the
  * walk's limits (run-limits.ts) before it is used.
  */
-import { checkPage, type PageRequest } from "./answer-validation.js";
-import type { DateWindow } from "./date-windows.js";
+import { checkPage } from "./answer-validation.js";
 import { MdqClientError } from "./errors.js";
 import { isObject } from "./http-transport.js";
 import { abortedError } from "./request-budget.js";
 import type { RunLimits } from "./run-limits.js";
-import type { DataChanges, MdqClientEvent, Page } from "./types.js";
+import type { Page } from "./types.js";
+import type { TornWindow, WalkPlan, WalkService } from "./walk-types.js";
 import { repairWindow } from "./window-repair.js";
 
 /** Fresh tries of one window after its data changed, before DATA_CHANGED. */
 export const MAX_WINDOW_RESTARTS = 5;
-
-/** A GraphQL answer without errors: its `data` and `extensions`. */
-export interface GraphQLResult {
-  data: Record<string, unknown>;
-  extensions: Record<string, unknown>;
-}
-
-/** What a walk asks of the client: GraphQL requests, changes, and whom to tell. */
-export interface WalkService {
-  graphql(query: string, variables: Record<string, unknown>, signal?: AbortSignal): Promise<GraphQLResult>;
-  dataChanges(options: {
-    from: string;
-    to: string;
-    since: string | null;
-    signal?: AbortSignal;
-  }): Promise<DataChanges>;
-  readonly onEvent: ((event: MdqClientEvent) => void) | undefined;
-}
-
-/** One walk: the query, its windows, and how its rows are checked, keyed and repaired. */
-export interface WalkPlan<Row> {
-  field: PageRequest["field"];
-  query: string;
-  variables: Record<string, unknown>;
-  windows: DateWindow[];
-  pageSize: number;
-  concurrency: number;
-  /** The walk's request count and deadline; its signal is the walk's. */
-  limits: RunLimits;
-  /** A page's raw rows, validated and typed (answer-validation.ts); throws SERVER_ANSWER_INVALID. */
-  rowsOf: (raw: Record<string, unknown>[], window: DateWindow) => Row[];
-  /** A unique key per row, when rows have one: a repeat within a window means the walk is torn. */
-  keyOf?: (row: Row) => string;
-  /**
-   * For a records walk sorted by day alone, over every field, with no filter: the day of a row,
-   * and the sort's direction. Such a walk that meets a load is repaired, not restarted.
-   */
-  repair?: { dateOf: (row: Row) => string; newestFirst: boolean };
-}
-
-/** A try of a window that met a load or came apart: why, and what it had fetched. */
-export interface TornWindow<Row> {
-  reason: string;
-  /** The version of its page 1, and the other version a page reported (when that tore it). */
-  fromVersion: string;
-  toVersion?: string;
-  pages: (Page<Row> | undefined)[];
-}
 
 /**
  * Windows in order; the next window is fetched while the current one is being consumed.
@@ -120,7 +72,7 @@ export async function fetchWindow<Row>(
     const torn = await tryWindow(service, plan, index, outer);
     if (Array.isArray(torn)) return torn;
     if (restarts === 0 && torn.toVersion !== undefined) {
-      const repaired = await repairWindow(service, plan, index, torn, outer);
+      const repaired = await repairWindow(service, plan, index, torn, outer, { fetchPage, fetchWindow });
       if (repaired) return repaired;
     }
     if (restarts >= MAX_WINDOW_RESTARTS) {

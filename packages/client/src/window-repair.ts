@@ -6,9 +6,9 @@
  */
 
 import { MdqClientError } from "./errors.js";
-import { fetchPage, fetchWindow, type TornWindow, type WalkPlan, type WalkService } from "./page-walk.js";
 import { compareRecordIds } from "./record-order.js";
 import type { DataChanges, Page } from "./types.js";
+import type { TornWindow, WalkPlan, WalkService, WindowFetchers } from "./walk-types.js";
 
 /**
  * Completes a try of a records window that met a load, fetching again only the days the load
@@ -16,6 +16,7 @@ import type { DataChanges, Page } from "./types.js";
  * shifts them across page boundaries; each day's count comes from `marketingDataChanges`).
  * Returns the window's pages, or undefined when it cannot (a scope change, another load meanwhile,
  * a service without data versions): the caller then fetches the window again from page 1.
+ * `fetchers` are the walk's own fetches (page-walk.ts), so that the repair fetches as it does.
  */
 export async function repairWindow<Row>(
   service: WalkService,
@@ -23,6 +24,7 @@ export async function repairWindow<Row>(
   index: number,
   torn: TornWindow<Row>,
   outer: AbortSignal,
+  { fetchPage, fetchWindow }: WindowFetchers,
 ): Promise<Page<Row>[] | undefined> {
   const repair = plan.repair;
   const keyOf = plan.keyOf;

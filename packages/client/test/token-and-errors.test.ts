@@ -50,6 +50,8 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   }
   const tokenRequests = () => proxy.count("/oauth2/token");
   const graphqlRequests = () => proxy.count("/graphql");
+  /** The requests the proxy has passed to each endpoint. */
+  const requests = () => ({ token: tokenRequests(), graphql: graphqlRequests() });
 
   before(async () => {
     region = await startService<MdqClientOptions>({ days: 30 });
@@ -66,8 +68,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   it("shares one token request between 20 parallel calls of a fresh client", async () => {
     const client = new MdqClient(options());
     const answers = await Promise.all(Array.from({ length: 20 }, () => client.readiness(region.today)));
-    assert.equal(tokenRequests(), 1);
-    assert.equal(graphqlRequests(), 20);
+    assert.deepEqual(requests(), { token: 1, graphql: 20 });
     assert.equal(client.tokenRequestCount, 1);
     for (const answer of answers) assert.equal(answer.status, "READY");
     assert.equal(
@@ -95,8 +96,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
     const client = await tokenHolder([unauthenticated()]);
     const readiness = await client.readiness();
     assert.equal(readiness.status, "READY");
-    assert.equal(tokenRequests(), 2);
-    assert.equal(graphqlRequests(), 3);
+    assert.deepEqual(requests(), { token: 2, graphql: 3 });
     const [first, refused, retried] = proxy.seen.filter((seen) => seen.path === "/graphql");
     assert.equal(first!.authorization, refused!.authorization);
     assert.notEqual(refused!.authorization, retried!.authorization);
@@ -105,8 +105,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
   it("shares one renewal between parallel calls refused with the same token", async () => {
     const client = await tokenHolder(Array.from({ length: 5 }, () => unauthenticated()));
     await Promise.all(Array.from({ length: 5 }, () => client.readiness()));
-    assert.equal(tokenRequests(), 2);
-    assert.equal(graphqlRequests(), 11);
+    assert.deepEqual(requests(), { token: 2, graphql: 11 });
   });
 
   it("gives up with UNAUTHENTICATED when the renewed token is refused too", async () => {
@@ -116,8 +115,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
     assert.equal(error.code, "UNAUTHENTICATED");
     assert.equal(error.status, 401);
     assert.equal(error.message, "the access token's app has been revoked");
-    assert.equal(tokenRequests(), 2);
-    assert.equal(graphqlRequests(), 2);
+    assert.deepEqual(requests(), { token: 2, graphql: 2 });
   });
 
   it("fails with AUTH_FAILED and the RFC 6749 error when the credentials are refused, without retrying", async () => {
@@ -127,8 +125,7 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
     assert.equal(error.oauthError, "invalid_client");
     assert.equal(error.status, 400);
     assert.equal(error.message, "the token endpoint refused the request: client authentication failed");
-    assert.equal(tokenRequests(), 1);
-    assert.equal(graphqlRequests(), 0);
+    assert.deepEqual(requests(), { token: 1, graphql: 0 });
   });
 
   it("does not retry a 403: FORBIDDEN with the service's message", async () => {

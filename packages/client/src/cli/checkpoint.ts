@@ -3,8 +3,8 @@
  * rename) after every page is safely in `<out>.partial`. It says how far the partial file is
  * good; anything past `offset` is a page whose checkpoint was never written, and is cut off.
  */
-import { readFile, rm } from "node:fs/promises";
-import { partialPath, writeTextAtomically } from "../atomic-files.js";
+import { rm } from "node:fs/promises";
+import { partialPath, readTextIfPresent, writeTextAtomically } from "../atomic-files.js";
 import type { MarketingFilter } from "../types.js";
 
 /** What a sync asks for. A checkpoint is resumed only by a sync asking for exactly the same. */
@@ -71,13 +71,8 @@ export function syncPaths(out: string) {
 
 /** The checkpoint at `path`, or null if there is none or it cannot be read as one. */
 export async function readCheckpoint(path: string): Promise<SyncCheckpoint | null> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
+  const text = await readTextIfPresent(path);
+  if (text === undefined) return null;
   try {
     const checkpoint = JSON.parse(text) as SyncCheckpoint;
     return checkpoint.version === 1 && typeof checkpoint.offset === "number" ? checkpoint : null;

@@ -16,6 +16,7 @@ import * as zlib from "node:zlib";
 import { constants, createGzip } from "node:zlib";
 import negotiate from "@fastify/accept-negotiator";
 import {
+  type CurrencyCode,
   DATA_VERSION_HEADER,
   EXPORT_MEDIA_TYPES,
   EXPORT_PATH,
@@ -33,10 +34,14 @@ import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
 import { methodNotAllowed, refuseMethod, sendGraphQLError } from "../plugins/error-responses.js";
 import type { RecordExport, RecordExports } from "../store/export/record-export.js";
+import { arrowWriter } from "./arrow-writer.js";
+import { csvWriter } from "./csv-writer.js";
 import { exportRequestOf } from "./export-request.js";
 import { EXPORT_RETRY_AFTER_SECONDS, type ExportSlots } from "./export-slots.js";
 import type { ExportTurns } from "./export-turns.js";
-import { type BodyChunk, RECORDS_WRITERS, type RecordsWriter } from "./records-writer.js";
+import { ndjsonWriter } from "./ndjson-writer.js";
+import { parquetWriter } from "./parquet-writer.js";
+import type { BodyChunk, RecordsWriter, RecordsWriterFactory } from "./records-writer.js";
 
 export interface ExportEndpointOptions {
   store: RecordExports;
@@ -46,6 +51,24 @@ export interface ExportEndpointOptions {
   slots: ExportSlots;
   turns: ExportTurns;
 }
+
+/** A format's result processor: the media type of its body, and the writer of its bytes. */
+interface ExportWriter {
+  mediaType: string;
+  writer: RecordsWriterFactory;
+}
+
+/**
+ * The result processors this endpoint answers with, one per format (registered here, where they
+ * are used, as graphql-yoga's result processors are per media type; records-writer.ts is what
+ * each implements).
+ */
+const EXPORT_WRITERS: Readonly<Record<ExportFormat, ExportWriter>> = Object.freeze({
+  ndjson: { mediaType: EXPORT_MEDIA_TYPES.ndjson, writer: ndjsonWriter },
+  csv: { mediaType: EXPORT_MEDIA_TYPES.csv, writer: csvWriter },
+  parquet: { mediaType: EXPORT_MEDIA_TYPES.parquet, writer: parquetWriter },
+  arrow: { mediaType: EXPORT_MEDIA_TYPES.arrow, writer: arrowWriter },
+});
 
 /** A compressing stream for a content coding, by name. */
 type Encoder = () => NodeJS.ReadWriteStream;
@@ -105,8 +128,8 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
   app.get(EXPORT_PATH, { exposeHeadRoute: false }, async (request, reply) => {
     let release: (() => void) | null = null;
     let opened: RecordExport;
-    let format: keyof typeof RECORDS_WRITERS;
-    let currency: Parameters<(typeof RECORDS_WRITERS)["ndjson"]>[0];
+    let format: ExportFormat;
+    let currency: CurrencyCode;
     try {
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
@@ -146,7 +169,7 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     for (const [name, value] of Object.entries(reply.getHeaders()))
       if (value !== undefined) headers[name] = value;
     Object.assign(headers, {
-      "content-type": EXPORT_MEDIA_TYPES[format],
+      "content-type": EXPORT_WRITERS[format].mediaType,
       [DATA_VERSION_HEADER.toLowerCase()]: dataVersionText(region, opened.dataVersion),
       [ROW_COUNT_HEADER.toLowerCase()]: String(opened.rowCount),
       "cache-control": "no-store",
@@ -154,7 +177,7 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
       ...(encoding !== null ? { "content-encoding": encoding } : {}),
     });
     reply.raw.writeHead(200, headers);
-    const chunks = bodyChunks(opened, format, RECORDS_WRITERS[format](currency));
+    const chunks = bodyChunks(opened, format, EXPORT_WRITERS[format].writer(currency));
     const body = Readable.from(options.turns.paced(chunks), { objectMode: false });
     const streams: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = encoder
       ? [body, encoder(), reply.raw]

@@ -5,23 +5,13 @@
 import { KeyObject, randomUUID, sign } from "node:crypto";
 import { type CryptoKey, type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
 import { type KeyRing, SIGNING_ALGORITHM } from "./signing-keys.js";
+import type { AccessTokenClaims } from "./token-claims.js";
 import type { VerifiedTokens } from "./verified-tokens.js";
 
 /** The only scope (spec §5.2). */
 export const READ_SCOPE = "api_data/read";
 /** Lifetime of every access token in seconds (spec §3). */
 export const TOKEN_LIFETIME_SECONDS = 3600;
-
-/** What a verified access token says. */
-export interface AccessTokenClaims {
-  appClientId: string;
-  brandId: string;
-  scope: string;
-  region: string;
-  jti: string;
-  issuedAt: number;
-  expiresAt: number;
-}
 
 interface TokenSettings {
   authUrl: string;

@@ -8,22 +8,16 @@
  */
 import type { CryptoKey } from "jose";
 import { LRUCache } from "lru-cache";
-import type { AccessTokenClaims } from "./access-token.js";
+import type { AccessTokenClaims, VerifiedToken } from "./token-claims.js";
 
 /** Tokens remembered at most: a few hundred bytes each. */
 const MAX_TOKENS = 10_000;
 
-interface Verified {
-  claims: AccessTokenClaims;
-  key: CryptoKey;
-  kid: string;
-}
-
 export class VerifiedTokens {
-  private readonly tokens = new LRUCache<string, Verified>({ max: MAX_TOKENS });
+  private readonly tokens = new LRUCache<string, VerifiedToken>({ max: MAX_TOKENS });
 
   /** Remembers that `token`'s signature was verified with `key`, the ring's key for `kid`. */
-  remember(token: string, verified: Verified): void {
+  remember(token: string, verified: VerifiedToken): void {
     this.tokens.set(token, verified);
   }
 
