@@ -1,7 +1,7 @@
 /**
  * `GET {baseUrl}/export/marketing-records` (CONTRACT §7 "Bulk export"): a brand's records of a
  * range in one response, streamed from one snapshot. Order of checks: 401 (bearer token) → 400/403
- * (parameters, grants) → 429 (export slots) → 400 `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE`
+ * (parameters, grants) → 429 (the export lane, limits/request-lanes.ts) → 400 `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE`
  * (read in the snapshot) → 200 with `MDQ-Data-Version` and `MDQ-Row-Count`, then the body. The
  * rate limit counts the request once (the scope's hook), however long it streams.
  *
@@ -28,13 +28,13 @@ import { MdqError } from "../errors.js";
 import { authenticateBearer } from "../graphql/bearer-auth.js";
 import { dataVersionText } from "../graphql/data-version-text.js";
 import { withRates } from "../graphql/resolvers.js";
+import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
 import { methodNotAllowed, refuseMethod, sendGraphQLError } from "../plugins/error-responses.js";
 import type { RecordExport, RecordExports } from "../store/export/record-export.js";
 import { exportRequestOf } from "./export-request.js";
-import { EXPORT_RETRY_AFTER_SECONDS, type ExportSlots } from "./export-slots.js";
 import type { ExportTurns } from "./export-turns.js";
 import { type BodyChunk, RECORDS_WRITERS, type RecordsWriter } from "./records-writer.js";
 
@@ -43,7 +43,8 @@ export interface ExportEndpointOptions {
   keys: KeyRing;
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };
-  slots: ExportSlots;
+  /** The instance's lanes: an export takes a place in the export lane for its whole stream. */
+  lanes: RequestLanes;
   turns: ExportTurns;
 }
 
@@ -110,14 +111,7 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     try {
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
-      release = options.slots.tryAcquire();
-      if (release === null) {
-        throw new MdqError(
-          "RATE_LIMITED",
-          `this instance already runs ${options.slots.max} exports; retry in ${EXPORT_RETRY_AFTER_SECONDS} s`,
-          { "retry-after": String(EXPORT_RETRY_AFTER_SECONDS) },
-        );
-      }
+      release = await options.lanes.enter("export", caller.brandId);
       opened = await withRates(() => options.store.openRecordExport(exportRequest.query));
       if (exportRequest.dataVersion !== null && exportRequest.dataVersion !== opened.dataVersion) {
         await opened.close();
