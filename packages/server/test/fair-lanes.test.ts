@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { graphqlOn, requestToken, within } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
-import type { ServiceConfig } from "../src/config.js";
+import { loadConfig, type ServiceConfig } from "../src/config.js";
+import { heavyLimits } from "../src/limits/request-lanes.js";
 import { buildService, type Service } from "../src/server.js";
 import type { AggregateQuery, RecordsQuery } from "../src/store/query-request.js";
 import type { PageResult, RecordsPage, Store } from "../src/store/store.js";
@@ -79,6 +80,29 @@ class GatedStore extends StoreDecorator {
     return read();
   }
 }
+
+describe("fair lanes: settings", () => {
+  it("derives the heavy lane from the store's connections, leaving one to cheap questions", () => {
+    const config = loadConfig({});
+    const queue = { maxQueueLength: 1000, maxWaitMs: 10_000 };
+    assert.deepEqual(heavyLimits("duckdb", config), { concurrency: 3, perBrand: 2, ...queue });
+    // PostgreSQL: a pool of 10, less 4 exports, less one.
+    assert.deepEqual(heavyLimits("postgres", config), { concurrency: 5, perBrand: 4, ...queue });
+    const one = loadConfig({ MDQ_HEAVY_CONCURRENCY: "1", MDQ_HEAVY_PER_BRAND: "7" });
+    assert.deepEqual(heavyLimits("duckdb", one), { concurrency: 1, perBrand: 1, ...queue });
+  });
+
+  it("names the bad key of a lane setting", () => {
+    assert.throws(() => loadConfig({ MDQ_QUEUE_MAX_WAIT_MS: "0" }), {
+      name: "ConfigError",
+      message: "invalid configuration MDQ_QUEUE_MAX_WAIT_MS: 0 is outside 1..600000",
+    });
+    assert.throws(() => loadConfig({ MDQ_HEAVY_CONCURRENCY: "many" }), {
+      name: "ConfigError",
+      message: 'invalid configuration MDQ_HEAVY_CONCURRENCY: "many" is not a whole number',
+    });
+  });
+});
 
 for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
   describe(`fair lanes: ${engine.name}`, { timeout: 120_000 }, () => {
