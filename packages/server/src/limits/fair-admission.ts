@@ -134,8 +134,6 @@ export class FairAdmission {
       queue.push(waiter);
       this.waitingTotal += 1;
       this.changed();
-      // A brand under its cap may run now even while others wait (they are at theirs).
-      this.dispatch();
     });
   }
 
