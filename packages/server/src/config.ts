@@ -54,7 +54,7 @@ export interface ServiceConfig {
   readonly loadMemoryMb: number;
   /** GraphiQL at `GET /graphql` for browsers (plugins/graphql-explorer.ts); off unless `MDQ_EXPLORER=on`. */
   readonly explorer: boolean;
-  /** Bulk exports one instance runs at once (export/export-slots.ts); one more is answered 429. */
+  /** Bulk exports one instance runs at once (the export lane, limits/request-lanes.ts); one more is answered 429. */
   readonly exportConcurrency: number;
   /** Exports that read their rows at once, taking turns (export/export-turns.ts). */
   readonly exportLanes: number;

@@ -1,8 +1,9 @@
 /**
  * `GET {baseUrl}/export/marketing-records` (CONTRACT §7 "Bulk export"): a brand's records of a
  * range in one response, streamed from one snapshot. Order of checks: 401 (bearer token) → 400/403
- * (parameters, grants) → 429 (the export lane, limits/request-lanes.ts) → 400 `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE`
- * (read in the snapshot) → 200 with `MDQ-Data-Version` and `MDQ-Row-Count`, then the body. The
+ * (parameters, grants) → 429 (the export lane, limits/request-lanes.ts) → 400
+ * `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE` (read in the snapshot) → 200 with
+ * `MDQ-Data-Version` and `MDQ-Row-Count`, then the body. The
  * rate limit counts the request once (the scope's hook), however long it streams.
  *
  * Errors before the first byte are the GraphQL endpoint's JSON shape; a query-level code that
