@@ -1,5 +1,5 @@
 /**
- * One HTTP POST, done right: within the request budget, with a timeout, waiting on 429 as
+ * One HTTP POST, done right: within the request budget, with a timeout, waiting on 429 and 503 as
  * `Retry-After` says, and retrying transient failures (5xx, dropped connections, timeouts) with
  * capped exponential backoff and full jitter. Everything else (2xx, 4xx) goes back to the caller.
  */
@@ -109,10 +109,11 @@ export class HttpTransport {
         } else if (TRANSIENT_STATUSES.has(response.status)) {
           lastError = errorOf(response, attempt);
           const retryAfter = retryAfterSeconds(response.headers, clock.now());
-          delayMs =
-            retryAfter !== undefined && retryAfter <= retry.maxRetryAfterSeconds
-              ? retryAfter * 1000
-              : this.backoff(attempt);
+          const honoured = retryAfter !== undefined && retryAfter <= retry.maxRetryAfterSeconds;
+          delayMs = honoured ? retryAfter * 1000 : this.backoff(attempt);
+          // A busy or draining service (503 with Retry-After, CONTRACT §8) is honoured as a 429
+          // is: every request of this client holds back, not only the one refused.
+          if (honoured && response.status === 503) budget.pauseUntil(clock.now() + delayMs);
           reason = "status";
           status = response.status;
         } else {

@@ -54,7 +54,7 @@ export interface ServiceConfig {
   readonly loadMemoryMb: number;
   /** GraphiQL at `GET /graphql` for browsers (plugins/graphql-explorer.ts); off unless `MDQ_EXPLORER=on`. */
   readonly explorer: boolean;
-  /** Bulk exports one instance runs at once (export/export-slots.ts); one more is answered 429. */
+  /** Bulk exports one instance runs at once (the export lane, limits/request-lanes.ts); one more is answered 429. */
   readonly exportConcurrency: number;
   /** Exports that read their rows at once, taking turns (export/export-turns.ts). */
   readonly exportLanes: number;
@@ -63,6 +63,17 @@ export interface ServiceConfig {
    * open (store/export/duckdb-export.ts); 1 writes them one after another.
    */
   readonly duckdbExportConnections: number;
+  /**
+   * Records pages and aggregates one instance runs at once (limits/fair-admission.ts); 0 derives
+   * it from the store's connections (`defaultHeavyConcurrency`), so that one stays free for cheap reads.
+   */
+  readonly heavyConcurrency: number;
+  /** Of those, one brand's at once; 0: all but one of `heavyConcurrency` (at least one). */
+  readonly heavyPerBrand: number;
+  /** Heavy requests waiting for their turn at most, all brands together; one more is answered 503. */
+  readonly queueMaxLength: number;
+  /** Longest a heavy request waits for its turn before it is answered 503. */
+  readonly queueMaxWaitMs: number;
 }
 
 /**
@@ -127,6 +138,21 @@ export const LOAD_ALLOCATOR_FLUSH_THRESHOLD = "16MB";
 /** The least `MDQ_LOAD_MEMORY_MB`: under 32 MB DuckDB could not load a one-row CSV file, under 48 it could. */
 export const MIN_LOAD_MEMORY_MB = 64;
 
+/**
+ * Heavy requests waiting at most by default: about five per brand of a 200-brand region's morning
+ * herd (issue 55). A waiting request holds only its parsed body (at most `MDQ_MAX_BODY_BYTES`,
+ * typically under 2 KB), so a full queue costs a few MB; past it the instance is too far behind
+ * for waiting to help, and 503 with `Retry-After` spreads the retries out.
+ */
+export const DEFAULT_QUEUE_MAX_LENGTH = 1000;
+
+/**
+ * Longest wait for a heavy request's turn by default: 10 s, a third of `mdq-client`'s 30 s
+ * request timeout, so that a request that cannot run soon is answered 503 (and retried after
+ * `Retry-After`) before its client abandons it as a timeout and its place was wasted.
+ */
+export const DEFAULT_QUEUE_MAX_WAIT_MS = 10_000;
+
 /** Thrown when a configuration value is invalid; the message names the key. */
 export class ConfigError extends Error {
   constructor(
@@ -167,6 +193,10 @@ export const CONFIG_ENV = {
   exportConcurrency: "MDQ_EXPORT_CONCURRENCY",
   exportLanes: "MDQ_EXPORT_LANES",
   duckdbExportConnections: "MDQ_DUCKDB_EXPORT_CONNECTIONS",
+  heavyConcurrency: "MDQ_HEAVY_CONCURRENCY",
+  heavyPerBrand: "MDQ_HEAVY_PER_BRAND",
+  queueMaxLength: "MDQ_QUEUE_MAX_LENGTH",
+  queueMaxWaitMs: "MDQ_QUEUE_MAX_WAIT_MS",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -259,6 +289,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     exportConcurrency: wholeNumber("exportConcurrency", 4, 1, 1000),
     exportLanes: wholeNumber("exportLanes", defaultExportLanes(), 1, 1000),
     duckdbExportConnections: wholeNumber("duckdbExportConnections", defaultExportConnections(), 1, 16),
+    heavyConcurrency: wholeNumber("heavyConcurrency", 0, 0, 1000),
+    heavyPerBrand: wholeNumber("heavyPerBrand", 0, 0, 1000),
+    queueMaxLength: wholeNumber("queueMaxLength", DEFAULT_QUEUE_MAX_LENGTH, 0, 1_000_000),
+    queueMaxWaitMs: wholeNumber("queueMaxWaitMs", DEFAULT_QUEUE_MAX_WAIT_MS, 1, 600_000),
   });
 }
 

@@ -13,11 +13,11 @@ import { RedisConnection } from "./cluster/redis-connection.js";
 import type { ServiceConfig } from "./config.js";
 import { MdqError, OAuthError } from "./errors.js";
 import { exportEndpoint } from "./export/export-endpoint.js";
-import { ExportSlots } from "./export/export-slots.js";
 import { ExportTurns } from "./export/export-turns.js";
 import { graphqlEndpoint } from "./graphql/graphql-endpoint.js";
 import { MemoryRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 import { RedisRateLimiter } from "./limits/redis-rate-limit.js";
+import { RequestLanes } from "./limits/request-lanes.js";
 import { TOKEN_LIFETIME_SECONDS } from "./oauth/access-token.js";
 import { AppDirectory } from "./oauth/app-directory.js";
 import { KeyRing, keyRingStorageFor } from "./oauth/signing-keys.js";
@@ -52,6 +52,8 @@ export interface Service {
   metrics: ServiceMetrics;
   /** How this instance hears the others' changes (and announces its own). */
   changes: ChangeFeed;
+  /** Where requests wait for their turn: cheap at once, heavy work and exports per brand in turn. */
+  lanes: RequestLanes;
   /** The Redis connection, when `MDQ_REDIS_URL` is set. */
   redis: RedisConnection | undefined;
 }
@@ -141,6 +143,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     }
   });
   const settings = { authUrl: config.authUrl, baseUrl: config.baseUrl, region: config.region };
+  const lanes = new RequestLanes(parts.store.engine, config, metrics);
 
   installErrorResponses(app);
   useMetrics(app, metrics);
@@ -162,7 +165,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     useRateLimit(scope, limiter, config.rateLimit);
     await tokenEndpoint(scope, { keys, apps, settings });
     methodNotAllowed(scope, "/oauth2/token", ["POST"]);
-    await graphqlEndpoint(scope, { store, keys, apps, settings, timeZone: config.timeZone });
+    await graphqlEndpoint(scope, { store, keys, apps, settings, timeZone: config.timeZone, lanes });
     if (config.explorer) {
       await useGraphqlExplorer(scope, {
         region: config.region,
@@ -173,9 +176,8 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     methodNotAllowed(scope, "/graphql", ["POST"], config.explorer ? ["GET"] : []);
     // The export reads the engine itself: the page cache and metrics wrap only page reads.
     if (exportsRecords(parts.store)) {
-      const slots = new ExportSlots(config.exportConcurrency);
       const turns = new ExportTurns(config.exportLanes);
-      await exportEndpoint(scope, { store: parts.store, keys, apps, settings, slots, turns });
+      await exportEndpoint(scope, { store: parts.store, keys, apps, settings, lanes, turns });
     }
   });
   await app.register(async (scope) => {
@@ -203,7 +205,20 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     await changes.close();
     await redis?.close();
   });
-  return { app, config, store: parts.store, keys, apps, limiter, admin, adminApp, metrics, changes, redis };
+  return {
+    app,
+    config,
+    store: parts.store,
+    keys,
+    apps,
+    limiter,
+    admin,
+    adminApp,
+    metrics,
+    changes,
+    lanes,
+    redis,
+  };
 }
 
 /**

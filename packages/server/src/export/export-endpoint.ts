@@ -1,8 +1,9 @@
 /**
  * `GET {baseUrl}/export/marketing-records` (CONTRACT §7 "Bulk export"): a brand's records of a
  * range in one response, streamed from one snapshot. Order of checks: 401 (bearer token) → 400/403
- * (parameters, grants) → 429 (export slots) → 400 `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE`
- * (read in the snapshot) → 200 with `MDQ-Data-Version` and `MDQ-Row-Count`, then the body. The
+ * (parameters, grants) → 429 (the export lane, limits/request-lanes.ts) → 400
+ * `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE` (read in the snapshot) → 200 with
+ * `MDQ-Data-Version` and `MDQ-Row-Count`, then the body. The
  * rate limit counts the request once (the scope's hook), however long it streams.
  *
  * Errors before the first byte are the GraphQL endpoint's JSON shape; a query-level code that
@@ -29,6 +30,7 @@ import { MdqError } from "../errors.js";
 import { authenticateBearer } from "../graphql/bearer-auth.js";
 import { dataVersionText } from "../graphql/data-version-text.js";
 import { withRates } from "../graphql/resolvers.js";
+import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
@@ -37,7 +39,6 @@ import type { RecordExport, RecordExports } from "../store/export/record-export.
 import { arrowWriter } from "./arrow-writer.js";
 import { csvWriter } from "./csv-writer.js";
 import { exportRequestOf } from "./export-request.js";
-import { EXPORT_RETRY_AFTER_SECONDS, type ExportSlots } from "./export-slots.js";
 import type { ExportTurns } from "./export-turns.js";
 import { ndjsonWriter } from "./ndjson-writer.js";
 import { parquetWriter } from "./parquet-writer.js";
@@ -48,7 +49,8 @@ export interface ExportEndpointOptions {
   keys: KeyRing;
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };
-  slots: ExportSlots;
+  /** The instance's lanes: an export takes a place in the export lane for its whole stream. */
+  lanes: RequestLanes;
   turns: ExportTurns;
 }
 
@@ -133,14 +135,7 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     try {
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
-      release = options.slots.tryAcquire();
-      if (release === null) {
-        throw new MdqError(
-          "RATE_LIMITED",
-          `this instance already runs ${options.slots.max} exports; retry in ${EXPORT_RETRY_AFTER_SECONDS} s`,
-          { "retry-after": String(EXPORT_RETRY_AFTER_SECONDS) },
-        );
-      }
+      release = await options.lanes.enter("export", caller.brandId);
       opened = await withRates(() => options.store.openRecordExport(exportRequest.query));
       if (exportRequest.dataVersion !== null && exportRequest.dataVersion !== opened.dataVersion) {
         await opened.close();

@@ -2,6 +2,7 @@
  * `POST {baseUrl}/graphql` (spec §4.2, CONTRACT §3): the transport follows GraphQL-over-HTTP for
  * POST with `application/json`; execution is Mercurius with graphql-jit. Order of checks:
  * 405 → 413 → 415 → 400 → 401 → request checks (`request-checks.ts`: parse, validate, variables)
+ * → the request's lane (`limits/request-lanes.ts`: heavy work waits its brand's turn, or 503)
  * → execute (200, or 403 for data outside the grants).
  */
 import { Readable } from "node:stream";
@@ -9,6 +10,7 @@ import type { FastifyInstance } from "fastify";
 import type { GraphQLError } from "graphql";
 import mercurius from "mercurius";
 import { MdqError } from "../errors.js";
+import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
@@ -30,6 +32,8 @@ export interface GraphQLEndpointOptions {
   apps: AppDirectory;
   settings: { authUrl: string; baseUrl: string; region: string };
   timeZone: string;
+  /** Where the request waits for its turn: heavy work per brand in turn, cheap at once. */
+  lanes: RequestLanes;
 }
 
 interface GraphQLRequestBody {
@@ -188,6 +192,7 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       return reply.code(200).send({ errors: formatErrors(refused, request.log).errors });
     }
     let result: { data?: unknown; errors?: readonly GraphQLError[] };
+    const release = await options.lanes.enter(checks.classOf(body), caller.brandId);
     try {
       result = await app.graphql(body.query, context as never, body.variables, body.operationName);
     } catch (error) {
@@ -196,6 +201,9 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       if (!requestErrors) throw error;
       const { status, errors } = formatErrors(requestErrors, request.log);
       return reply.code(status).send({ errors });
+    } finally {
+      // The rows are read and written as JSON (records-json.ts): what is left is the socket's.
+      release();
     }
     const response: { data?: unknown; errors?: unknown; extensions?: unknown } = {};
     // Absent when execution never started (GraphQL spec §7.1.2), null when a root field failed.

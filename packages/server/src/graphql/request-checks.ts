@@ -4,10 +4,17 @@
  * variables. Each step gives its errors the catalogue code for what it found, so no code is ever
  * chosen from graphql-js's message text.
  */
-import { type DocumentNode, GraphQLError, type GraphQLSchema } from "graphql";
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  type GraphQLSchema,
+  Kind,
+} from "graphql";
 import { LRUCache } from "lru-cache";
 import { parseDocument } from "./document-parsing.js";
 import { validateDocument } from "./document-validation.js";
+import { type RequestClass, requestClassOf } from "./request-class.js";
 import { coerceVariables, selectOperation } from "./variable-coercion.js";
 
 export interface CheckedRequest {
@@ -19,6 +26,8 @@ export interface CheckedRequest {
 /** Checks requests against one schema; `check` answers the errors refusing one, `[]` if none. */
 export interface RequestChecks {
   check(request: CheckedRequest): readonly GraphQLError[];
+  /** The lane of a request `check` passed (request-class.ts); heavy for any other. */
+  classOf(request: CheckedRequest): RequestClass;
 }
 
 /**
@@ -53,6 +62,16 @@ export function requestChecks(schema: GraphQLSchema, cacheSize: number): Request
       const operation = selectOperation(checked.document, operationName);
       if (operation instanceof GraphQLError) return [operation];
       return coerceVariables(schema, operation, variables);
+    },
+    classOf({ query, operationName }) {
+      const document = valid.get(query);
+      const operation = document && selectOperation(document, operationName);
+      if (document === undefined || operation === undefined || operation instanceof GraphQLError)
+        return "heavy";
+      const fragments = new Map<string, FragmentDefinitionNode>();
+      for (const definition of document.definitions)
+        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+      return requestClassOf(operation, fragments);
     },
   };
 }

@@ -104,6 +104,31 @@ export class ServiceMetrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
+  readonly queueWait = new Histogram({
+    name: "mdq_queue_wait_seconds",
+    help: "Time a request waited for its turn before it ran, by class (heavy or export; cheap requests never wait).",
+    labelNames: ["class"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly queueLength = new Gauge({
+    name: "mdq_queue_length",
+    help: "Requests waiting for their turn now, by class.",
+    labelNames: ["class"] as const,
+    registers: [this.registry],
+  });
+  readonly shedRequests = new Counter({
+    name: "mdq_shed_requests_total",
+    help: "Requests refused because the instance was busy, by class and reason (queue_full or wait_expired).",
+    labelNames: ["class", "reason"] as const,
+    registers: [this.registry],
+  });
+  readonly inFlight = new Gauge({
+    name: "mdq_requests_in_flight",
+    help: "GraphQL and export requests running now, by class (cheap, heavy or export).",
+    labelNames: ["class"] as const,
+    registers: [this.registry],
+  });
   /** Registered only when Redis is configured, so that a single instance does not report it down. */
   private redisUpGauge: Gauge | undefined;
 

@@ -51,7 +51,8 @@ import { stagedDaysInOrder } from "./staged-order.js";
 /** Name of the database file inside the data directory. */
 export const DUCKDB_FILE = "mdq.duckdb";
 
-const READ_CONNECTIONS = 4;
+/** Read connections of the DuckDB store (heavy requests leave one of them to cheap reads: limits/request-lanes.ts). */
+export const READ_CONNECTIONS = 4;
 const APPEND_FLUSH_ROWS = 100_000;
 
 /** What starts a read transaction's snapshot: its first read of a table (`BEGIN` alone does not). */

@@ -1,0 +1,114 @@
+/**
+ * The lanes requests take on an instance (CONTRACT §8): cheap questions run at once, never queued
+ * behind heavy work; records pages and aggregates (heavy) are admitted per brand in turn; exports
+ * have a lane of their own. One admission path (fair-admission.ts) serves both queued lanes; they
+ * are separate instances because an export holds its place for its whole stream (minutes) where a
+ * page holds it for milliseconds: sharing places would let four exports stop every records page.
+ */
+import type { ServiceConfig } from "../config.js";
+import { MdqError } from "../errors.js";
+import type { ServiceMetrics } from "../observability/metrics.js";
+import { READ_CONNECTIONS } from "../store/duckdb/duckdb-store.js";
+import { AdmissionRefused, FairAdmission, type Release, shedError } from "./fair-admission.js";
+
+/** A request's lane. */
+export type Lane = "cheap" | "heavy" | "export";
+
+/** Seconds a refused export is told to wait before it tries again. */
+export const EXPORT_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Heavy requests run at once by default: all but one of the store's read connections, so that a
+ * cheap question always finds one free (DuckDB: 4 readers, so 3; PostgreSQL: the pool less the
+ * connections the exports may hold, less one). Exports on DuckDB read on connections of their own.
+ */
+export function defaultHeavyConcurrency(engine: string, config: ServiceConfig): number {
+  const connections =
+    engine === "postgres" ? config.databasePoolSize - config.exportConcurrency : READ_CONNECTIONS;
+  return Math.max(1, connections - 1);
+}
+
+/** The heavy lane's limits, from the configuration (0 derives a setting, docs/configuration.md). */
+export function heavyLimits(engine: string, config: ServiceConfig) {
+  const concurrency = config.heavyConcurrency || defaultHeavyConcurrency(engine, config);
+  return {
+    concurrency,
+    perBrand: Math.min(concurrency, config.heavyPerBrand || Math.max(1, concurrency - 1)),
+    maxQueueLength: config.queueMaxLength,
+    maxWaitMs: config.queueMaxWaitMs,
+  };
+}
+
+/**
+ * An instance's lanes and their metrics.
+ * @example const release = await lanes.enter("heavy", caller.brandId); try { ... } finally { release(); }
+ */
+export class RequestLanes {
+  /** Records pages and aggregates: a fair queue across brands. */
+  readonly heavy: FairAdmission;
+  /** Exports (`MDQ_EXPORT_CONCURRENCY`): no queue, one more is refused 429 at once. */
+  readonly exports: FairAdmission;
+
+  constructor(
+    engine: string,
+    config: ServiceConfig,
+    private readonly metrics: ServiceMetrics,
+  ) {
+    this.heavy = new FairAdmission(heavyLimits(engine, config), this.events("heavy"));
+    this.exports = new FairAdmission(
+      {
+        concurrency: config.exportConcurrency,
+        perBrand: config.exportConcurrency,
+        maxQueueLength: 0,
+        maxWaitMs: 1,
+      },
+      this.events("export"),
+    );
+    for (const lane of ["cheap", "heavy", "export"] as const) {
+      metrics.inFlight.set({ class: lane }, 0);
+      metrics.queueLength.set({ class: lane }, 0);
+    }
+  }
+
+  /**
+   * Waits for `brand`'s turn in `lane` and returns the release of its place. A heavy request
+   * refused is a 503 `SERVICE_UNAVAILABLE`, an export a 429 `RATE_LIMITED`, both with `Retry-After`.
+   */
+  async enter(lane: Lane, brand: string): Promise<Release> {
+    if (lane === "cheap") return this.cheap();
+    try {
+      return await (lane === "heavy" ? this.heavy : this.exports).admit(brand);
+    } catch (error) {
+      if (!(error instanceof AdmissionRefused)) throw error;
+      if (lane === "heavy") throw shedError(error);
+      throw new MdqError(
+        "RATE_LIMITED",
+        `this instance already runs ${this.exports.limits.concurrency} exports; retry in ${EXPORT_RETRY_AFTER_SECONDS} s`,
+        { "retry-after": String(EXPORT_RETRY_AFTER_SECONDS) },
+      );
+    }
+  }
+
+  /** A cheap request's place: counted, never waited for. */
+  private cheap(): Release {
+    this.metrics.inFlight.inc({ class: "cheap" });
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.metrics.inFlight.dec({ class: "cheap" });
+    };
+  }
+
+  private events(lane: "heavy" | "export") {
+    const { metrics } = this;
+    return {
+      admitted: (waitMs: number) => metrics.queueWait.observe({ class: lane }, waitMs / 1000),
+      shed: (reason: string) => metrics.shedRequests.inc({ class: lane, reason }),
+      changed: (running: number, waiting: number) => {
+        metrics.inFlight.set({ class: lane }, running);
+        metrics.queueLength.set({ class: lane }, waiting);
+      },
+    };
+  }
+}

@@ -1,0 +1,296 @@
+/**
+ * Fairness and overload (CONTRACT §8, issue 55), driven through HTTP on both stores: heavy work
+ * (records pages, aggregates) is admitted per brand in turn, so a brand with many requests in
+ * flight cannot delay a brand with one; cheap questions never wait behind it; beyond the bounded
+ * queue the answer is 503 `SERVICE_UNAVAILABLE` with `Retry-After`. The heavy reads are held at a
+ * gate in the store that the test opens one read at a time, so every order asserted is the
+ * admission's own, never a race of timings.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { graphqlOn, requestToken, within } from "@mdq/test-support";
+import type { LightMyRequestResponse } from "fastify";
+import { loadConfig, type ServiceConfig } from "../src/config.js";
+import { heavyLimits } from "../src/limits/request-lanes.js";
+import { buildService, type Service } from "../src/server.js";
+import type { AggregateQuery, RecordsQuery } from "../src/store/query-request.js";
+import type { PageResult, RecordsPage, Store } from "../src/store/store.js";
+import { StoreDecorator } from "../src/store/store-decorator.js";
+import { CHANGES, changesRegion, duckdbEngine, postgresEngine, READINESS } from "./changes-harness.js";
+
+const RECORDS =
+  "query($c: ID!, $r: DateRangeInput!) { marketingRecords(clientId: $c, dateRange: $r) { recordId } }";
+const AGGREGATE = `query($c: ID!, $r: DateRangeInput!) {
+  marketingAggregate(clientId: $c, dateRange: $r, metrics: [CLICKS], groupBy: [MARKET]) { MARKET TOTAL_CLICKS }
+}`;
+const MY_ACCESS = "query($c: ID!) { myAccess(clientId: $c) { brandId } }";
+/** Readiness and a records page in one document: heavy, as its heaviest field. */
+const MIXED = `query($c: ID!, $r: DateRangeInput!) {
+  marketingDataReadiness(clientId: $c) { status }
+  marketingRecords(clientId: $c, dateRange: $r) { recordId }
+}`;
+
+/** The brands of the demo and an app of each. */
+const APPS = {
+  "brand-acme": "app-acme-analytics",
+  "brand-globex": "app-globex-bi",
+  "brand-initech": "app-initech-dashboard",
+};
+type Brand = keyof typeof APPS;
+
+/** A store whose records pages and aggregates wait at a gate until the test lets them through, one by one. */
+class GatedStore extends StoreDecorator {
+  /** The brand of every heavy read that reached the store, in order. */
+  readonly arrivals: string[] = [];
+  private readonly held: (() => void)[] = [];
+
+  constructor(inner: Store) {
+    super(inner);
+  }
+
+  /** Heavy reads waiting at the gate now. */
+  get holding(): number {
+    return this.held.length;
+  }
+
+  /** Lets the oldest held read run. */
+  open(): void {
+    this.held.shift()?.();
+  }
+
+  /** Lets every held read run, and every later one too. */
+  openAll(): void {
+    this.opened = true;
+    while (this.held.length > 0) this.open();
+  }
+
+  private opened = false;
+
+  override queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]> {
+    return this.gate(query.scope.brandId, () => super.queryRecords(query, pages));
+  }
+
+  override queryAggregate(query: AggregateQuery): Promise<PageResult<Record<string, unknown>>> {
+    return this.gate(query.scope.brandId, () => super.queryAggregate(query));
+  }
+
+  private async gate<Result>(brand: string, read: () => Promise<Result>): Promise<Result> {
+    this.arrivals.push(brand);
+    if (!this.opened) await new Promise<void>((resolve) => this.held.push(resolve));
+    return read();
+  }
+}
+
+describe("fair lanes: settings", () => {
+  it("derives the heavy lane from the store's connections, leaving one to cheap questions", () => {
+    const config = loadConfig({});
+    const queue = { maxQueueLength: 1000, maxWaitMs: 10_000 };
+    assert.deepEqual(heavyLimits("duckdb", config), { concurrency: 3, perBrand: 2, ...queue });
+    // PostgreSQL: a pool of 10, less 4 exports, less one.
+    assert.deepEqual(heavyLimits("postgres", config), { concurrency: 5, perBrand: 4, ...queue });
+    const one = loadConfig({ MDQ_HEAVY_CONCURRENCY: "1", MDQ_HEAVY_PER_BRAND: "7" });
+    assert.deepEqual(heavyLimits("duckdb", one), { concurrency: 1, perBrand: 1, ...queue });
+  });
+
+  it("names the bad key of a lane setting", () => {
+    assert.throws(() => loadConfig({ MDQ_QUEUE_MAX_WAIT_MS: "0" }), {
+      name: "ConfigError",
+      message: "invalid configuration MDQ_QUEUE_MAX_WAIT_MS: 0 is outside 1..600000",
+    });
+    assert.throws(() => loadConfig({ MDQ_HEAVY_CONCURRENCY: "many" }), {
+      name: "ConfigError",
+      message: 'invalid configuration MDQ_HEAVY_CONCURRENCY: "many" is not a whole number',
+    });
+  });
+});
+
+for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
+  describe(`fair lanes: ${engine.name}`, { timeout: 120_000 }, () => {
+    const region = changesRegion(engine, { days: 5 });
+
+    /** A service over the region's store behind a gate, with these lane settings (no page cache). */
+    async function gatedService(settings: Partial<ServiceConfig>) {
+      const store = new GatedStore(region.store);
+      const config = Object.freeze({
+        ...region.config,
+        pageCacheMb: 0,
+        heavyConcurrency: 1,
+        heavyPerBrand: 1,
+        queueMaxLength: 100,
+        queueMaxWaitMs: 600_000,
+        ...settings,
+      });
+      const service = await buildService(config, { store });
+      const tokens = new Map<Brand, string>();
+      for (const [brand, appClientId] of Object.entries(APPS) as [Brand, string][]) {
+        const app = region.credentials.apps.find((entry) => entry.appClientId === appClientId)!;
+        const response = await requestToken(service, app);
+        assert.equal(response.statusCode, 200, response.body);
+        tokens.set(brand, response.json().access_token);
+      }
+      const ask = (brand: Brand, query: string): Promise<LightMyRequestResponse> =>
+        graphqlOn(service, tokens.get(brand)!, query, { c: brand, r: region.whole(), s: null });
+      return { service, store, ask, tokens };
+    }
+
+    /** Waits until `service` has `count` heavy requests waiting for their turn. */
+    const waitingHeavy = (service: Service, count: number) =>
+      within(10_000, `${count} heavy requests waiting`, async () => service.lanes.heavy.waiting === count);
+
+    it("admits a brand with one heavy request before the queued requests of a brand with many", async () => {
+      const { service, store, ask } = await gatedService({ heavyConcurrency: 1, heavyPerBrand: 1 });
+      try {
+        const answers = [ask("brand-acme", RECORDS)];
+        await within(10_000, "the first read at the gate", async () => store.holding === 1);
+        for (let queued = 1; queued <= 3; queued += 1) {
+          answers.push(ask("brand-acme", queued === 2 ? AGGREGATE : RECORDS));
+          await waitingHeavy(service, queued);
+        }
+        answers.push(ask("brand-globex", RECORDS));
+        await waitingHeavy(service, 4);
+        // One read at a time: each opened read ends, and its place goes to the next brand in turn.
+        for (let read = 1; read < 5; read += 1) {
+          store.open();
+          await within(10_000, `read ${read + 1} at the gate`, async () => store.holding === 1);
+        }
+        store.open();
+        const statuses = (await Promise.all(answers)).map((answer) => answer.statusCode);
+        assert.deepEqual(statuses, [200, 200, 200, 200, 200]);
+        assert.deepEqual(store.arrivals, [
+          "brand-acme",
+          "brand-globex",
+          "brand-acme",
+          "brand-acme",
+          "brand-acme",
+        ]);
+        assert.equal(await service.metrics.value("mdq_queue_length", { class: "heavy" }), 0);
+        assert.equal(await service.metrics.value("mdq_requests_in_flight", { class: "heavy" }), 0);
+        const exposition = (await service.metrics.render()).body;
+        assert.match(exposition, /^mdq_queue_wait_seconds_count\{[^}]*class="heavy"[^}]*\} 5$/m);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("runs another brand's request at once while a brand at its cap waits", async () => {
+      const { service, store, ask } = await gatedService({ heavyConcurrency: 2, heavyPerBrand: 1 });
+      try {
+        const answers = [ask("brand-acme", RECORDS), ask("brand-acme", RECORDS)];
+        await within(10_000, "acme's first read at the gate", async () => store.holding === 1);
+        await waitingHeavy(service, 1);
+        answers.push(ask("brand-globex", AGGREGATE));
+        await within(10_000, "globex's read at the gate", async () => store.holding === 2);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-globex"]);
+        assert.equal(service.lanes.heavy.waiting, 1);
+        store.openAll();
+        assert.deepEqual(
+          (await Promise.all(answers)).map((answer) => answer.statusCode),
+          [200, 200, 200],
+        );
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("answers cheap questions while the heavy lane is full and its queue is long", async () => {
+      const { service, store, ask, tokens } = await gatedService({ heavyConcurrency: 1, queueMaxLength: 2 });
+      try {
+        const heavy = [
+          ask("brand-acme", RECORDS),
+          ask("brand-globex", RECORDS),
+          ask("brand-initech", AGGREGATE),
+        ];
+        await within(10_000, "a read at the gate", async () => store.holding === 1);
+        await waitingHeavy(service, 2);
+        for (const query of [READINESS, MY_ACCESS, CHANGES, "{ __typename }"]) {
+          const answer = await ask("brand-acme", query);
+          assert.equal(answer.statusCode, 200, answer.body);
+          assert.equal(answer.json().errors, undefined, answer.body);
+        }
+        const app = region.credentials.apps.find((entry) => entry.appClientId === APPS["brand-globex"])!;
+        assert.equal((await requestToken(service, app)).statusCode, 200);
+        assert.ok(tokens.size === 3);
+        assert.equal(store.holding, 1);
+        assert.equal(service.lanes.heavy.waiting, 2);
+        store.openAll();
+        assert.deepEqual(
+          (await Promise.all(heavy)).map((answer) => answer.statusCode),
+          [200, 200, 200],
+        );
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("answers 503 SERVICE_UNAVAILABLE with Retry-After when the queue is full, a mixed document too", async () => {
+      const { service, store, ask } = await gatedService({ heavyConcurrency: 1, queueMaxLength: 1 });
+      try {
+        const admitted = [ask("brand-acme", RECORDS)];
+        await within(10_000, "a read at the gate", async () => store.holding === 1);
+        admitted.push(ask("brand-globex", RECORDS));
+        await waitingHeavy(service, 1);
+        for (const query of [AGGREGATE, MIXED]) {
+          const shed = await ask("brand-initech", query);
+          assert.equal(shed.statusCode, 503);
+          assert.equal(shed.headers["retry-after"], "2");
+          assert.equal(shed.headers["content-type"], "application/json; charset=utf-8");
+          assert.deepEqual(shed.json(), {
+            errors: [
+              {
+                message:
+                  "the instance is busy: its queue of 1 waiting requests is full; retry after the number of seconds in Retry-After",
+                extensions: { code: "SERVICE_UNAVAILABLE" },
+              },
+            ],
+          });
+        }
+        assert.equal(
+          await service.metrics.value("mdq_shed_requests_total", { class: "heavy", reason: "queue_full" }),
+          2,
+        );
+        assert.deepEqual(store.arrivals, ["brand-acme"]);
+        store.openAll();
+        assert.deepEqual(
+          (await Promise.all(admitted)).map((answer) => answer.statusCode),
+          [200, 200],
+        );
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("answers 503 SERVICE_UNAVAILABLE with Retry-After when a request waited its longest", async () => {
+      const { service, store, ask } = await gatedService({ heavyConcurrency: 1, queueMaxWaitMs: 50 });
+      try {
+        const admitted = ask("brand-acme", RECORDS);
+        await within(10_000, "a read at the gate", async () => store.holding === 1);
+        const shed = await ask("brand-globex", AGGREGATE);
+        assert.equal(shed.statusCode, 503);
+        assert.equal(shed.headers["retry-after"], "2");
+        assert.deepEqual(shed.json(), {
+          errors: [
+            {
+              message:
+                "the instance is busy: the request waited 50 ms for its turn; retry after the number of seconds in Retry-After",
+              extensions: { code: "SERVICE_UNAVAILABLE" },
+            },
+          ],
+        });
+        assert.equal(
+          await service.metrics.value("mdq_shed_requests_total", { class: "heavy", reason: "wait_expired" }),
+          1,
+        );
+        assert.equal(service.lanes.heavy.waiting, 0);
+        store.openAll();
+        assert.equal((await admitted).statusCode, 200);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+  });
+}
