@@ -140,7 +140,11 @@ async function parquetRows(file: FileHandle): Promise<number> {
   return Number(metadata.num_rows);
 }
 
-/** Downloads the export into `path` (created or replaced), resuming or restarting on breaks. */
+/**
+ * Downloads the export into `path` (created or replaced), resuming or restarting on breaks. The
+ * file is created only once the service answered 200: a run refused before its first byte (bad
+ * flags, 403, wrong secret) leaves nothing on disk.
+ */
 export async function downloadExport(
   client: MdqClient,
   options: ExportOptions,
@@ -150,7 +154,7 @@ export async function downloadExport(
 ): Promise<ExportResult> {
   const text = TEXT_EXPORT_FORMATS.has(format);
   const cut = format === "csv" ? csvRows : ndjsonRows;
-  const file = await open(path, "w+");
+  let opened: FileHandle | null = null;
   try {
     let resume: ExportResume | null = null;
     let expected = 0;
@@ -158,21 +162,17 @@ export async function downloadExport(
     let rows = 0;
     let bytes = 0;
     let breaks = 0;
-    let responses = 0;
     const startedAt = Date.now();
     const snapshot = (): ProgressSnapshot => ({
       rows,
-      pages: responses,
       totalRows: expected,
       totalExact: true,
-      window: 1,
-      windows: 1,
       resumedRows: 0,
       startedAt,
     });
     const restart = async (why: string) => {
       progress.note(`${why}; starting the file again`);
-      await file.truncate(0);
+      await opened?.truncate(0);
       resume = null;
       rows = 0;
       bytes = 0;
@@ -188,7 +188,8 @@ export async function downloadExport(
         }
         throw error;
       }
-      responses += 1;
+      opened ??= await open(path, "w+");
+      const file = opened;
       if (resume === null) {
         expected = response.rowCount;
         dataVersion = response.dataVersion;
@@ -258,7 +259,7 @@ export async function downloadExport(
       return { rows: expected, bytes, dataVersion };
     }
   } finally {
-    await file.close();
+    await opened?.close();
   }
 }
 
@@ -301,16 +302,6 @@ export function exportCommand(): Command {
       );
       await rename(partial, flags.out);
       progress.done(
-        {
-          rows: result.rows,
-          pages: 1,
-          totalRows: result.rows,
-          totalExact: true,
-          window: 1,
-          windows: 1,
-          resumedRows: 0,
-          startedAt: 0,
-        },
         `exported ${count(result.rows)} rows (${count(result.bytes)} bytes, data version ${result.dataVersion}) to ${flags.out}`,
       );
     });
