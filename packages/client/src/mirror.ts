@@ -24,6 +24,7 @@
  */
 import { createWriteStream } from "node:fs";
 import { mkdir, open, readdir, rm, rmdir, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { replaceAtomically } from "./atomic-files.js";
 import type { MdqClient } from "./client.js";
@@ -215,8 +216,19 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
   try {
     return await mirrorInto(client, options, startedAt, rawCsv, csvCells);
   } catch (error) {
-    if (made !== undefined) await rmdir(dir).catch(() => undefined);
+    if (made !== undefined) await removeMadeDirectories(resolve(dir), resolve(made));
     throw error;
+  }
+}
+
+/** Removes `dir` and its parents up to `made` (the first one mkdir created), each only if empty. */
+async function removeMadeDirectories(dir: string, made: string): Promise<void> {
+  for (let path = dir; ; path = dirname(path)) {
+    const removed = await rmdir(path).then(
+      () => true,
+      () => false,
+    );
+    if (!removed || path === made || dirname(path) === path) return;
   }
 }
 

@@ -4,15 +4,25 @@
  * connection breaks, a text format resumes after its last whole row (`after=` with the same data
  * version; the partial file only ever holds whole rows), a binary one starts again; a data
  * version gone meanwhile starts the file again. At the end the rows are checked against
- * `MDQ-Row-Count` (Parquet: its footer's row count).
+ * `MDQ-Row-Count` (Parquet: its footer's row count). The service's bytes are the one file shape
+ * every command writes (CONTRACT §7): `sync` and `mirror` write the same with record-formats.ts and
+ * parquet-writer.ts (test/file-shapes.test.ts compares them). `FILE.partial` is created only once
+ * the service answered 200.
  */
 import { type FileHandle, open, rename } from "node:fs/promises";
-import { EXPORT_FORMATS, type ExportFormat, type ExportRowKey, TEXT_EXPORT_FORMATS } from "@mdq/contract";
+import {
+  EXPORT_FORMATS,
+  type ExportFormat,
+  type ExportRowKey,
+  FORMULA_TRIGGERS,
+  TEXT_EXPORT_FORMATS,
+} from "@mdq/contract";
 import { Command, Option } from "commander";
 import { parquetMetadataAsync } from "hyparquet";
 import type { MdqClient } from "../client.js";
 import { MdqClientError } from "../errors.js";
 import { type ExportOptions, type ExportResume, isBrokenBody } from "../record-export.js";
+import { CSV_LINE_END } from "../record-formats.js";
 import type { Currency } from "../types.js";
 import {
   checkRange,
@@ -37,9 +47,6 @@ interface ExportFlags extends FilterFlags {
 
 /** Breaks in a row (no new row between them) before the export gives up. */
 const MAX_BREAKS = 6;
-
-/** Characters `neutraliseCsvCell` prefixes with `'`. */
-const FORMULA_TRIGGERS = new Set(["=", "+", "-", "@", "\t", "\r"]);
 
 /** Where the whole rows of a text chunk end, how many there are, and the last one's key. */
 interface WholeRows {
@@ -114,7 +121,7 @@ function csvRows(text: string): WholeRows {
   if (rows === 0) return { end: 0, rows: 0, last: null };
   const [recordId = "", date = ""] = leadingCells(text.slice(lastStart, end - 2), 2);
   const id =
-    recordId.startsWith("'") && FORMULA_TRIGGERS.has(recordId[1] ?? "") ? recordId.slice(1) : recordId;
+    recordId.startsWith("'") && FORMULA_TRIGGERS.includes(recordId[1] ?? "") ? recordId.slice(1) : recordId;
   return { end, rows, last: { date, recordId: id } };
 }
 
@@ -212,9 +219,9 @@ export async function downloadExport(
           }
           carry += decoder.decode(chunk, { stream: true });
           if (skipHeader) {
-            const endOfHeader = carry.indexOf("\r\n");
+            const endOfHeader = carry.indexOf(CSV_LINE_END);
             if (endOfHeader === -1) continue;
-            carry = carry.slice(endOfHeader + 2);
+            carry = carry.slice(endOfHeader + CSV_LINE_END.length);
             skipHeader = false;
           }
           const whole = cut(carry);
