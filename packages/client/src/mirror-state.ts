@@ -26,6 +26,8 @@ const stateSchema = v.object({
   brandClientId: v.string(),
   currency: v.string(),
   fileFormat: v.picklist(SYNC_FORMATS),
+  /** `FILE_SHAPE` of the files (record-formats.ts); absent in states of shape 1. */
+  fileShape: v.optional(v.pipe(v.number(), v.safeInteger()), 1),
   /** How the CSV files' cells were written; absent in states of earlier versions (raw). */
   csvCells: v.optional(v.picklist(["neutralised", "raw"]), "raw"),
   from: v.string(),

@@ -24,6 +24,7 @@
  */
 import { createWriteStream } from "node:fs";
 import { mkdir, open, readdir, rm, rmdir, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { replaceAtomically } from "./atomic-files.js";
 import type { MdqClient } from "./client.js";
@@ -32,7 +33,7 @@ import { toEpochDay } from "./date-windows.js";
 import { MdqClientError } from "./errors.js";
 import { MIRROR_STATE_FILE, type MirrorState, readMirrorState, writeMirrorState } from "./mirror-state.js";
 import { spoolToParquet } from "./parquet-writer.js";
-import { partialEncoding, SYNC_FORMATS, type SyncFormat } from "./record-formats.js";
+import { FILE_SHAPE, partialEncoding, SYNC_FORMATS, type SyncFormat } from "./record-formats.js";
 import { compareRecordIds } from "./record-order.js";
 import { acquireSyncLock } from "./sync-lock.js";
 import type { ChangedDay, Currency, MarketingRecord } from "./types.js";
@@ -75,6 +76,8 @@ export type MirrorProgress =
       type: "plan";
       daysChecked: number;
       toDownload: number;
+      /** Rows of the days to download, as the service listed them. */
+      rowsToDownload: number;
       toRemove: number;
       fullResync: boolean;
       reason?: string;
@@ -128,6 +131,7 @@ async function writeDay(
   date: string,
   format: SyncFormat,
   rawCsv: boolean,
+  currency: Currency,
   rows: MarketingRecord[],
 ): Promise<number> {
   await mkdir(pathInside(dir, [`date=${date}`]), { recursive: true });
@@ -149,7 +153,7 @@ async function writeDay(
     stream.end(text);
     await finished(stream);
     try {
-      await spoolToParquet(spool, partial);
+      await spoolToParquet(spool, partial, currency);
     } finally {
       await rm(spool, { force: true });
     }
@@ -207,7 +211,36 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
   }
   const rawCsv = options.rawCsv === true;
   const csvCells = format === "csv" && rawCsv ? "raw" : "neutralised";
-  await mkdir(dir, { recursive: true });
+  // A run that fails before its first byte leaves nothing on disk: not even the directory it made.
+  const made = await mkdir(dir, { recursive: true });
+  try {
+    return await mirrorInto(client, options, startedAt, rawCsv, csvCells);
+  } catch (error) {
+    if (made !== undefined) await removeMadeDirectories(resolve(dir), resolve(made));
+    throw error;
+  }
+}
+
+/** Removes `dir` and its parents up to `made` (the first one mkdir created), each only if empty. */
+async function removeMadeDirectories(dir: string, made: string): Promise<void> {
+  for (let path = dir; ; path = dirname(path)) {
+    const removed = await rmdir(path).then(
+      () => true,
+      () => false,
+    );
+    if (!removed || path === made || dirname(path) === path) return;
+  }
+}
+
+/** `mirror` once `options.dir` exists: under its lock, plan the run, then remove and download days. */
+async function mirrorInto(
+  client: MdqClient,
+  options: MirrorOptions,
+  startedAt: number,
+  rawCsv: boolean,
+  csvCells: "raw" | "neutralised",
+): Promise<MirrorSummary> {
+  const { dir, from, to, format } = options;
   const release = await acquireSyncLock(pathInside(dir, [LOCK_FILE], "MIRROR_REFUSED"));
   try {
     const stored = await readMirrorState(dir);
@@ -222,9 +255,10 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
         `${dir} mirrors brand ${stored.brandClientId} of ${stored.baseUrl}; use another --dir for brand ${client.config.brandClientId} of ${client.config.baseUrl}`,
       );
     }
-    // Another currency, file format or CSV cell rule rewrites every file.
+    // Another currency, file format, file shape or CSV cell rule rewrites every file.
     const sameFiles =
       stored !== undefined &&
+      stored.fileShape === FILE_SHAPE &&
       stored.currency === currency &&
       stored.fileFormat === format &&
       (format !== "csv" || stored.csvCells === csvCells);
@@ -262,6 +296,7 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
       brandClientId: client.config.brandClientId,
       currency,
       fileFormat: format,
+      fileShape: FILE_SHAPE,
       csvCells,
       from,
       to,
@@ -291,6 +326,7 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
       type: "plan",
       daysChecked: daysIn(from, to),
       toDownload: toDownload.length,
+      rowsToDownload: toDownload.reduce((sum, date) => sum + listed.get(date)!.rows, 0),
       toRemove: toRemove.length,
       fullResync,
       ...(scopeChange === null ? {} : { reason: scopeChange }),
@@ -336,7 +372,7 @@ export async function mirror(client: MdqClient, options: MirrorOptions): Promise
           await removeDayFiles(dir, date, format);
           delete state.days[date];
         } else {
-          bytes += await writeDay(dir, date, format, rawCsv, dayRows);
+          bytes += await writeDay(dir, date, format, rawCsv, currency, dayRows);
           state.days[date] = { dataVersion: listed.get(date)!.dataVersion, rows: dayRows.length };
         }
         rows += dayRows.length;

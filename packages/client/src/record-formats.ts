@@ -1,14 +1,23 @@
 /**
- * How `mdq-client sync` and `mirror` lay records out in their files. CSV and NDJSON are appended
- * page by page to `<out>.partial`; Parquet is spooled there as NDJSON and converted once every
- * record is in (parquet-writer.ts), because a Parquet file is only readable once its footer is
- * written. CSV text cells that a spreadsheet would run as a formula get a leading `'` (OWASP's
- * CSV injection rule, `neutraliseCsvCell`) unless `--raw-csv` asks for the values as they are;
- * NDJSON and Parquet always keep values exactly.
+ * The one text shape of each format the client writes, whichever command writes it (`export`,
+ * `sync`, `mirror`; CONTRACT §7): the service's export shape, so a file the client writes is
+ * byte-identical to the export's body for the same rows (docs/daily-sync.md, "File shapes").
+ * CSV is RFC 4180 with CRLF line ends, a header of the field names, a field quoted when it holds a
+ * comma, quote, CR or LF (quotes doubled); text cells that a spreadsheet would run as a formula get
+ * a leading `'` (OWASP's CSV injection rule, `neutraliseCsvCell`) unless `--raw-csv` asks for the
+ * values as they are. NDJSON is one `JSON.stringify`d record per line, LF after each, the fields
+ * in the schema's order. Parquet's typed columns are parquet-writer.ts's.
  */
 import { neutraliseCsvCell } from "@mdq/contract";
 import { RECORD_FIELDS } from "./client.js";
 import type { MarketingRecord } from "./types.js";
+
+/**
+ * The version of the files' shape (line ends, quoting, Parquet types). A sync checkpoint or a
+ * mirror state of another shape is not continued: its files are written afresh, so no file or
+ * mirror ever mixes two shapes. 1: LF CSV and INT32/DOUBLE Parquet (before the export's shape).
+ */
+export const FILE_SHAPE = 2;
 
 /** The output formats of `sync`. */
 export const SYNC_FORMATS = ["csv", "ndjson", "parquet"] as const;
@@ -30,14 +39,17 @@ function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-/** CSV with a header line, LF line ends, UTF-8; `cell` turns each value into its text. */
+/** RFC 4180's record delimiter, which the service's export writes too. */
+export const CSV_LINE_END = "\r\n";
+
+/** CSV with a header line, CRLF line ends, UTF-8; `cell` turns each value into its text. */
 function csvWith(cell: (value: string | number) => string): RecordEncoding {
   return {
-    header: `${RECORD_FIELDS.join(",")}\n`,
+    header: `${RECORD_FIELDS.join(",")}${CSV_LINE_END}`,
     encode(records) {
       let text = "";
       for (const record of records) {
-        text += `${RECORD_FIELDS.map((field) => csvField(cell(record[field]))).join(",")}\n`;
+        text += `${RECORD_FIELDS.map((field) => csvField(cell(record[field]))).join(",")}${CSV_LINE_END}`;
       }
       return text;
     },

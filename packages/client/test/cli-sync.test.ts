@@ -44,14 +44,16 @@ function parseCsv(text: string): string[][] {
     else if (char === ",") {
       row.push(field);
       field = "";
-    } else if (char === "\n") {
+    } else if (char === "\r" && text[index + 1] === "\n") {
+      // RFC 4180's CRLF ends a row; a bare CR or LF is only ever inside quotes.
+      index += 1;
       row.push(field);
       rows.push(row);
       row = [];
       field = "";
     } else field += char;
   }
-  assert.equal(field, "", "the file ends with a newline");
+  assert.equal(field, "", "the file ends with CRLF");
   return rows;
 }
 
@@ -240,7 +242,17 @@ describe("mdq-client sync", { concurrency: true }, () => {
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     assert.equal(rows.length, expected.length);
-    const asJson = rows.map((row) => ({ ...row, date: (row["date"] as Date).toISOString().slice(0, 10) }));
+    // Counts are INT64 (read as BigInt), money DECIMAL(18,2) of EUR cents, which hyparquet reads
+    // as cents × 0.01 (598.0600000000001): rounded back to the cent, they are the NDJSON's amounts.
+    const cents = (value: unknown) => Number((value as number).toFixed(2));
+    const asJson = rows.map((row) => ({
+      ...row,
+      date: (row["date"] as Date).toISOString().slice(0, 10),
+      impressions: Number(row["impressions"]),
+      clicks: Number(row["clicks"]),
+      spend: cents(row["spend"]),
+      revenue: cents(row["revenue"]),
+    }));
     assert.deepEqual(asJson, expected);
   });
 

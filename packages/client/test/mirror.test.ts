@@ -127,7 +127,7 @@ describe("mdq-client mirror as a process", () => {
     assert.equal(files.size, DAYS);
     let rows = 0;
     for (const [name, bytes] of files) {
-      const [header, ...lines] = bytes.toString("utf8").trimEnd().split("\n");
+      const [header, ...lines] = bytes.toString("utf8").trimEnd().split("\r\n");
       assert.equal(
         header,
         "recordId,date,market,dataSource,channel,campaignId,campaignName,impressions,clicks,spend,conversions,revenue,currency",

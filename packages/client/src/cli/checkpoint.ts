@@ -20,6 +20,8 @@ export interface SyncParameters {
   filter: MarketingFilter | null;
   /** Present (true) for a CSV sync with `--raw-csv`: its cells are not neutralised. */
   rawCsv?: true;
+  /** `FILE_SHAPE` of the partial file (record-formats.ts); absent in checkpoints of shape 1. */
+  fileShape?: number;
 }
 
 /** A ≤ 90-day window already written in full. */

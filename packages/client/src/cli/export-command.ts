@@ -4,15 +4,25 @@
  * connection breaks, a text format resumes after its last whole row (`after=` with the same data
  * version; the partial file only ever holds whole rows), a binary one starts again; a data
  * version gone meanwhile starts the file again. At the end the rows are checked against
- * `MDQ-Row-Count` (Parquet: its footer's row count).
+ * `MDQ-Row-Count` (Parquet: its footer's row count). The service's bytes are the one file shape
+ * every command writes (CONTRACT §7): `sync` and `mirror` write the same with record-formats.ts and
+ * parquet-writer.ts (test/file-shapes.test.ts compares them). `FILE.partial` is created only once
+ * the service answered 200.
  */
 import { type FileHandle, open, rename } from "node:fs/promises";
-import { EXPORT_FORMATS, type ExportFormat, type ExportRowKey, TEXT_EXPORT_FORMATS } from "@mdq/contract";
+import {
+  EXPORT_FORMATS,
+  type ExportFormat,
+  type ExportRowKey,
+  FORMULA_TRIGGERS,
+  TEXT_EXPORT_FORMATS,
+} from "@mdq/contract";
 import { Command, Option } from "commander";
 import { parquetMetadataAsync } from "hyparquet";
 import type { MdqClient } from "../client.js";
 import { MdqClientError } from "../errors.js";
 import { type ExportOptions, type ExportResume, isBrokenBody } from "../record-export.js";
+import { CSV_LINE_END } from "../record-formats.js";
 import type { Currency } from "../types.js";
 import {
   checkRange,
@@ -37,9 +47,6 @@ interface ExportFlags extends FilterFlags {
 
 /** Breaks in a row (no new row between them) before the export gives up. */
 const MAX_BREAKS = 6;
-
-/** Characters `neutraliseCsvCell` prefixes with `'`. */
-const FORMULA_TRIGGERS = new Set(["=", "+", "-", "@", "\t", "\r"]);
 
 /** Where the whole rows of a text chunk end, how many there are, and the last one's key. */
 interface WholeRows {
@@ -114,7 +121,7 @@ function csvRows(text: string): WholeRows {
   if (rows === 0) return { end: 0, rows: 0, last: null };
   const [recordId = "", date = ""] = leadingCells(text.slice(lastStart, end - 2), 2);
   const id =
-    recordId.startsWith("'") && FORMULA_TRIGGERS.has(recordId[1] ?? "") ? recordId.slice(1) : recordId;
+    recordId.startsWith("'") && FORMULA_TRIGGERS.includes(recordId[1] ?? "") ? recordId.slice(1) : recordId;
   return { end, rows, last: { date, recordId: id } };
 }
 
@@ -140,7 +147,11 @@ async function parquetRows(file: FileHandle): Promise<number> {
   return Number(metadata.num_rows);
 }
 
-/** Downloads the export into `path` (created or replaced), resuming or restarting on breaks. */
+/**
+ * Downloads the export into `path` (created or replaced), resuming or restarting on breaks. The
+ * file is created only once the service answered 200: a run refused before its first byte (bad
+ * flags, 403, wrong secret) leaves nothing on disk.
+ */
 export async function downloadExport(
   client: MdqClient,
   options: ExportOptions,
@@ -150,7 +161,7 @@ export async function downloadExport(
 ): Promise<ExportResult> {
   const text = TEXT_EXPORT_FORMATS.has(format);
   const cut = format === "csv" ? csvRows : ndjsonRows;
-  const file = await open(path, "w+");
+  let opened: FileHandle | null = null;
   try {
     let resume: ExportResume | null = null;
     let expected = 0;
@@ -158,21 +169,17 @@ export async function downloadExport(
     let rows = 0;
     let bytes = 0;
     let breaks = 0;
-    let responses = 0;
     const startedAt = Date.now();
     const snapshot = (): ProgressSnapshot => ({
       rows,
-      pages: responses,
       totalRows: expected,
       totalExact: true,
-      window: 1,
-      windows: 1,
       resumedRows: 0,
       startedAt,
     });
     const restart = async (why: string) => {
       progress.note(`${why}; starting the file again`);
-      await file.truncate(0);
+      await opened?.truncate(0);
       resume = null;
       rows = 0;
       bytes = 0;
@@ -188,7 +195,8 @@ export async function downloadExport(
         }
         throw error;
       }
-      responses += 1;
+      opened ??= await open(path, "w+");
+      const file = opened;
       if (resume === null) {
         expected = response.rowCount;
         dataVersion = response.dataVersion;
@@ -211,9 +219,9 @@ export async function downloadExport(
           }
           carry += decoder.decode(chunk, { stream: true });
           if (skipHeader) {
-            const endOfHeader = carry.indexOf("\r\n");
+            const endOfHeader = carry.indexOf(CSV_LINE_END);
             if (endOfHeader === -1) continue;
-            carry = carry.slice(endOfHeader + 2);
+            carry = carry.slice(endOfHeader + CSV_LINE_END.length);
             skipHeader = false;
           }
           const whole = cut(carry);
@@ -258,7 +266,7 @@ export async function downloadExport(
       return { rows: expected, bytes, dataVersion };
     }
   } finally {
-    await file.close();
+    await opened?.close();
   }
 }
 
@@ -301,16 +309,6 @@ export function exportCommand(): Command {
       );
       await rename(partial, flags.out);
       progress.done(
-        {
-          rows: result.rows,
-          pages: 1,
-          totalRows: result.rows,
-          totalExact: true,
-          window: 1,
-          windows: 1,
-          resumedRows: 0,
-          startedAt: 0,
-        },
         `exported ${count(result.rows)} rows (${count(result.bytes)} bytes, data version ${result.dataVersion}) to ${flags.out}`,
       );
     });

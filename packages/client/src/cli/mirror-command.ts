@@ -6,7 +6,7 @@ import type { Currency } from "../types.js";
 import { checkRange, parseCurrency, parseDate } from "./cli-options.js";
 import { clientFromEnv } from "./connect.js";
 import { interruption } from "./interrupt.js";
-import { count } from "./progress.js";
+import { count, type ProgressReporter, progressFor } from "./progress.js";
 import { PAGE_WALK_HELP, RAW_CSV_HELP } from "./sync-command.js";
 
 interface MirrorFlags {
@@ -23,13 +23,33 @@ interface MirrorFlags {
   pageWalk?: boolean;
 }
 
-/** One stderr line per step; nothing with --quiet. */
-function progressLine(event: MirrorProgress): string {
-  if (event.type === "plan") {
-    const why = event.fullResync ? ` (full copy${event.reason ? `: ${event.reason}` : ""})` : "";
-    return `mdq-client mirror: ${count(event.daysChecked)} days checked, ${count(event.toDownload)} to download, ${count(event.toRemove)} to remove${why}`;
-  }
-  return `mdq-client mirror: ${event.date} ${count(event.rows)} rows (${event.done}/${event.of})`;
+/**
+ * Tells `progress` what the mirror does: its plan as a note, then each day written as an update
+ * (drawn or logged by the rule every command follows, progress.ts).
+ */
+function mirrorProgress(progress: ProgressReporter): (event: MirrorProgress) => void {
+  const startedAt = Date.now();
+  let totalRows = 0;
+  let rows = 0;
+  return (event) => {
+    if (event.type === "plan") {
+      totalRows = event.rowsToDownload;
+      const why = event.fullResync ? ` (full copy${event.reason ? `: ${event.reason}` : ""})` : "";
+      progress.note(
+        `${count(event.daysChecked)} days checked, ${count(event.toDownload)} to download, ${count(event.toRemove)} to remove${why}`,
+      );
+      return;
+    }
+    rows += event.rows;
+    progress.update({
+      rows,
+      totalRows: Math.max(rows, totalRows),
+      totalExact: true,
+      step: { name: "day", at: event.done, of: event.of },
+      resumedRows: 0,
+      startedAt,
+    });
+  };
 }
 
 export function mirrorCommand(): Command {
@@ -72,7 +92,7 @@ export function mirrorCommand(): Command {
         allowEmpty: flags.allowEmpty === true,
         pageWalk: flags.pageWalk === true,
         ...(flags.currency === undefined ? {} : { currency: flags.currency as Currency }),
-        ...(flags.quiet ? {} : { onProgress: (event) => process.stderr.write(`${progressLine(event)}\n`) }),
+        onProgress: mirrorProgress(progressFor(process.stderr, { quiet: flags.quiet === true })),
       });
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -1,33 +1,44 @@
 /**
- * Progress of a sync, on stderr: a one-line bar redrawn in place on a terminal (rows, pages,
- * rate, ETA), plain log lines otherwise (cron, systemd, CI), so logs stay readable.
+ * The progress of every long command (`export`, `sync`, `mirror`) on stderr, by one rule: a
+ * one-line bar redrawn in place on a terminal; elsewhere (cron, systemd, CI, a pipe) a plain log
+ * line at most every 5 s, so that logs stay readable whatever the range, and a summary line at the
+ * end. Each command names only what it does: rows for all, the GraphQL pages and windows a sync
+ * reads, the days a mirror writes; an export is one request and counts rows alone.
  */
 
-/** Where a sync stands. `totalRows` is exact once every window's first page has been read. */
+/** What a run is stepping through, when it has steps: a sync's windows, a mirror's days. */
+export interface ProgressStep {
+  name: "window" | "day";
+  /** 1-based step being worked on (or the last one done). */
+  at: number;
+  of: number;
+}
+
+/** Where a run stands. `totalRows` is exact when `totalExact`, else an estimate. */
 export interface ProgressSnapshot {
   rows: number;
-  pages: number;
   totalRows: number;
   totalExact: boolean;
-  /** 1-based window being read, and how many there are. */
-  window: number;
-  windows: number;
+  /** Pages of records read, when the run reads pages (sync). */
+  pages?: number;
+  step?: ProgressStep;
   /** Rows that were already in the file when this run started (a resume). */
   resumedRows: number;
   startedAt: number;
 }
 
-/** What sync.ts tells the user while it works. */
+/** What a command tells the user while it works. */
 export interface ProgressReporter {
-  /** After each page written. */
+  /** After each piece of work written (a page, a chunk of the body, a day). */
   update(snapshot: ProgressSnapshot): void;
-  /** After each window written in full. */
-  windowDone(snapshot: ProgressSnapshot, window: { from: string; to: string; rows: number }): void;
-  /** A line that is always shown (resumed, restarted a window, converting…). */
+  /** A line that is always shown: something changed what the run does (resumed, restarted, waiting). */
   note(message: string): void;
-  /** The sync finished; the bar (if any) gives way to a summary line. */
-  done(snapshot: ProgressSnapshot, message: string): void;
+  /** The run finished; the bar (if any) gives way to a summary line. */
+  done(message: string): void;
 }
+
+/** The interval between log lines off a terminal. */
+export const LOG_INTERVAL_MS = 5_000;
 
 /** `1234567` → `1,234,567`. */
 export function count(value: number): string {
@@ -59,6 +70,16 @@ interface Output {
   columns?: number;
 }
 
+/** `12,000/~40,000 rows | 3 pages | window 2/5`: what the snapshot counts, joined by `separator`. */
+function counted(snapshot: ProgressSnapshot, separator: string): string {
+  const about = snapshot.totalExact ? "" : "~";
+  const parts = [`${count(snapshot.rows)}/${about}${count(snapshot.totalRows)} rows`];
+  if (snapshot.pages !== undefined) parts.push(`${count(snapshot.pages)} pages`);
+  if (snapshot.step !== undefined)
+    parts.push(`${snapshot.step.name} ${snapshot.step.at}/${snapshot.step.of}`);
+  return parts.join(separator);
+}
+
 /** A bar redrawn at most every `intervalMs` on a terminal. */
 export function terminalProgress(output: Output, intervalMs = 100): ProgressReporter {
   let lastDraw = 0;
@@ -67,16 +88,14 @@ export function terminalProgress(output: Output, intervalMs = 100): ProgressRepo
     if (drawn) output.write("\r\x1b[2K");
     drawn = false;
   };
-  const draw = (snapshot: ProgressSnapshot, force: boolean) => {
+  const draw = (snapshot: ProgressSnapshot) => {
     const now = Date.now();
-    if (!force && now - lastDraw < intervalMs) return;
+    if (now - lastDraw < intervalMs) return;
     lastDraw = now;
     const { rate, eta } = pace(snapshot, now);
     const ratio = snapshot.totalRows > 0 ? Math.min(1, snapshot.rows / snapshot.totalRows) : 0;
-    const about = snapshot.totalExact ? "" : "~";
     const text =
-      ` ${Math.floor(ratio * 100)}% ${count(snapshot.rows)}/${about}${count(snapshot.totalRows)} rows` +
-      ` | ${count(snapshot.pages)} pages | window ${snapshot.window}/${snapshot.windows}` +
+      ` ${Math.floor(ratio * 100)}% ${counted(snapshot, " | ")}` +
       ` | ${count(rate)} rows/s | ETA ${duration(eta)}`;
     // A line longer than the terminal wraps, and `\r` then redraws only its last part.
     const columns = (output.columns ?? 80) - 1;
@@ -90,13 +109,12 @@ export function terminalProgress(output: Output, intervalMs = 100): ProgressRepo
     drawn = true;
   };
   return {
-    update: (snapshot) => draw(snapshot, false),
-    windowDone: (snapshot) => draw(snapshot, true),
+    update: draw,
     note(message) {
       clear();
       output.write(`mdq-client: ${message}\n`);
     },
-    done(_snapshot, message) {
+    done(message) {
       clear();
       output.write(`mdq-client: ${message}\n`);
     },
@@ -104,33 +122,21 @@ export function terminalProgress(output: Output, intervalMs = 100): ProgressRepo
 }
 
 /**
- * Log lines, at most one every `intervalMs` (a window done or a page batch), so a year's backfill
- * in small windows does not flood the log; the last window and the summary are always shown.
+ * Log lines, at most one every `intervalMs`, so a year's backfill (366 days, hundreds of windows
+ * or pages) writes a handful of lines, not one per step; the summary is always shown.
  */
-export function logProgress(output: Output, intervalMs = 5_000): ProgressReporter {
-  let lastLine = 0;
-  const line = (snapshot: ProgressSnapshot, what: string) => {
-    const now = Date.now();
-    lastLine = now;
-    const { rate, eta } = pace(snapshot, now);
-    const about = snapshot.totalExact ? "" : "~";
-    output.write(
-      `mdq-client: ${what}: ${count(snapshot.rows)}/${about}${count(snapshot.totalRows)} rows, ` +
-        `${count(snapshot.pages)} pages, ${count(rate)} rows/s, ETA ${duration(eta)}\n`,
-    );
-  };
+export function logProgress(output: Output, intervalMs = LOG_INTERVAL_MS): ProgressReporter {
+  let lastLine = Date.now();
   return {
     update(snapshot) {
-      if (Date.now() - lastLine >= intervalMs)
-        line(snapshot, `window ${snapshot.window}/${snapshot.windows}`);
-    },
-    windowDone(snapshot, window) {
-      if (Date.now() - lastLine >= intervalMs || snapshot.window === snapshot.windows) {
-        line(snapshot, `window ${snapshot.window}/${snapshot.windows} (${window.from}..${window.to}) done`);
-      }
+      const now = Date.now();
+      if (now - lastLine < intervalMs) return;
+      lastLine = now;
+      const { rate, eta } = pace(snapshot, now);
+      output.write(`mdq-client: ${counted(snapshot, ", ")}, ${count(rate)} rows/s, ETA ${duration(eta)}\n`);
     },
     note: (message) => output.write(`mdq-client: ${message}\n`),
-    done: (_snapshot, message) => output.write(`mdq-client: ${message}\n`),
+    done: (message) => output.write(`mdq-client: ${message}\n`),
   };
 }
 
@@ -138,9 +144,8 @@ export function logProgress(output: Output, intervalMs = 5_000): ProgressReporte
 export function quietProgress(output: Output): ProgressReporter {
   return {
     update() {},
-    windowDone() {},
     note() {},
-    done: (_snapshot, message) => output.write(`mdq-client: ${message}\n`),
+    done: (message) => output.write(`mdq-client: ${message}\n`),
   };
 }
 

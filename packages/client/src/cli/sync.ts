@@ -22,7 +22,7 @@ import { syncDirectory } from "../atomic-files.js";
 import type { MdqClient } from "../client.js";
 import { splitDateRange, toEpochDay } from "../date-windows.js";
 import { spoolToParquet } from "../parquet-writer.js";
-import { partialEncoding, type SyncFormat } from "../record-formats.js";
+import { FILE_SHAPE, partialEncoding, type SyncFormat } from "../record-formats.js";
 import { acquireSyncLock } from "../sync-lock.js";
 import type { MarketingFilter, MdqClientEvent } from "../types.js";
 import {
@@ -133,11 +133,16 @@ export async function runSync(
     windowDays: options.windowDays,
     filter: options.filter,
     ...(options.format === "csv" && options.rawCsv ? { rawCsv: true } : {}),
+    fileShape: FILE_SHAPE,
   };
   const windows = splitDateRange(options.from, options.to, { maxDays: options.windowDays });
   const release = await acquireSyncLock(`${options.out}.lock`);
+  // A fresh run that fails before its first page (403, wrong secret, network) leaves nothing.
+  let fresh = false;
+  let pagesWritten = 0;
   try {
     let checkpoint = await resumable(paths, parameters, progress);
+    fresh = checkpoint === null;
     const file = await open(paths.partial, checkpoint ? "r+" : "w");
     try {
       if (checkpoint) {
@@ -176,8 +181,11 @@ export async function runSync(
           pages: state.pages,
           totalRows: Math.max(state.rows, knownRows + Math.round(unknownDays * perDay)),
           totalExact: unknownDays === 0,
-          window: Math.min(windows.length, state.completed.length + 1),
-          windows: windows.length,
+          step: {
+            name: "window",
+            at: Math.min(windows.length, state.completed.length + 1),
+            of: windows.length,
+          },
           resumedRows,
           startedAt,
         };
@@ -227,6 +235,7 @@ export async function runSync(
           state.offset += bytes.length;
           state.rows += page.rows.length;
           state.pages += 1;
+          pagesWritten += 1;
           current = { ...current, page: number, rows: current.rows + page.rows.length, dataVersion };
           if (page.lastInWindow) {
             const done: CompletedWindow = {
@@ -244,11 +253,7 @@ export async function runSync(
           }
           state.updatedAt = new Date().toISOString();
           await writeCheckpoint(paths, state);
-          if (page.lastInWindow) {
-            progress.windowDone({ ...snapshot(), window: state.completed.length }, state.completed.at(-1)!);
-          } else {
-            progress.update(snapshot());
-          }
+          progress.update(snapshot());
         }
       }
       if (state.completed.length !== windows.length) {
@@ -258,11 +263,10 @@ export async function runSync(
       }
       await file.sync();
       await file.close().catch(() => undefined);
-      await finish(paths, options.format, progress);
+      await finish(paths, options.format, options.currency ?? "EUR", progress);
       const seconds = (Date.now() - startedAt) / 1000;
       const fetched = state.rows - resumedRows;
       progress.done(
-        snapshot(),
         `wrote ${count(state.rows)} rows (${count(state.pages)} pages, ${windows.length} windows) to ${options.out} ` +
           `in ${duration(seconds)}${seconds > 0 ? ` (${count(fetched / seconds)} rows/s)` : ""}`,
       );
@@ -277,6 +281,12 @@ export async function runSync(
     } finally {
       await file.close().catch(() => undefined);
     }
+  } catch (error) {
+    if (fresh && pagesWritten === 0) {
+      await rm(paths.partial, { force: true });
+      await removeCheckpoint(paths);
+    }
+    throw error;
   } finally {
     await release();
   }
@@ -306,10 +316,15 @@ async function resumable(
 }
 
 /** Puts the finished file in place: convert (Parquet) or rename, then drop the checkpoint. */
-async function finish(paths: ReturnType<typeof syncPaths>, format: SyncFormat, progress: ProgressReporter) {
+async function finish(
+  paths: ReturnType<typeof syncPaths>,
+  format: SyncFormat,
+  currency: string,
+  progress: ProgressReporter,
+) {
   if (format === "parquet") {
     progress.note(`converting ${paths.partial} to Parquet`);
-    await spoolToParquet(paths.partial, paths.converting);
+    await spoolToParquet(paths.partial, paths.converting, currency);
     await rename(paths.converting, paths.out);
     await rm(paths.partial, { force: true });
   } else {

@@ -4,8 +4,10 @@
  * at once, about 2 KB a row at its peak), each sent as soon as it is encoded, the footer last. Both
  * engines write an export's Parquet themselves (store/export/); this writer writes what no engine
  * statement does: the file of an export of no rows, its schema alone.
- * Typed columns: `date` a DATE, `impressions` and `clicks` INT64, `conversions` a DOUBLE, `spend`
- * and `revenue` DECIMAL(18, minor unit of the currency) — the exact amounts, not doubles.
+ * Typed columns, as the engines' COPY types them (so that every export has one schema, whatever
+ * its rows): `date` a DATE, `impressions` and `clicks` INT64 (INT_64), `conversions` a DOUBLE,
+ * `spend` and `revenue` DECIMAL(18, minor unit of the currency) — the exact amounts, not doubles —
+ * every column OPTIONAL.
  */
 import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField, toEpochDay } from "@mdq/contract";
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
@@ -21,6 +23,7 @@ function schemaOf(currency: CurrencyCode) {
     converted_type: "DECIMAL",
     precision: 18,
     scale: CURRENCIES[currency].minorUnits,
+    logical_type: { type: "DECIMAL", precision: 18, scale: CURRENCIES[currency].minorUnits },
   } as const;
   const types: Record<RecordField, object> = {
     recordId: text,
@@ -30,8 +33,8 @@ function schemaOf(currency: CurrencyCode) {
     channel: text,
     campaignId: text,
     campaignName: text,
-    impressions: { type: "INT64" },
-    clicks: { type: "INT64" },
+    impressions: { type: "INT64", converted_type: "INT_64" },
+    clicks: { type: "INT64", converted_type: "INT_64" },
     spend: decimal,
     conversions: { type: "DOUBLE" },
     revenue: decimal,
@@ -39,7 +42,8 @@ function schemaOf(currency: CurrencyCode) {
   };
   return [
     { name: "root", num_children: RECORD_FIELDS.length },
-    ...RECORD_FIELDS.map((name) => ({ name, ...types[name], repetition_type: "REQUIRED" })),
+    // OPTIONAL, as the engines' COPY writes every column: an empty export has their schema.
+    ...RECORD_FIELDS.map((name) => ({ name, ...types[name], repetition_type: "OPTIONAL" })),
   ];
 }
 
