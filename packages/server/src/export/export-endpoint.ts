@@ -2,7 +2,8 @@
  * `GET {baseUrl}/export/marketing-records` (CONTRACT §7 "Bulk export"): a brand's records of a
  * range in one response, streamed from one snapshot. Order of checks: 401 (bearer token) → 400/403
  * (parameters, grants) → 429 (export slots) → 400 `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE`
- * (read in the snapshot) → 200 with `MDQ-Data-Version` and `MDQ-Row-Count`, then the body. The
+ * (read in the snapshot) → 200 with `MDQ-Data-Version`, `MDQ-Row-Count` and `MDQ-Resume` (the
+ * whole query, which a resume must repeat: export-resume.ts), then the body. The
  * rate limit counts the request once (the scope's hook), however long it streams.
  *
  * Errors before the first byte are the GraphQL endpoint's JSON shape; a query-level code that
@@ -20,6 +21,7 @@ import {
   EXPORT_MEDIA_TYPES,
   EXPORT_PATH,
   type ExportFormat,
+  RESUME_HEADER,
   ROW_COUNT_HEADER,
   TEXT_EXPORT_FORMATS,
 } from "@mdq/contract";
@@ -34,6 +36,7 @@ import { VerifiedTokens } from "../oauth/verified-tokens.js";
 import { methodNotAllowed, refuseMethod, sendGraphQLError } from "../plugins/error-responses.js";
 import type { RecordExport, RecordExports } from "../store/export/record-export.js";
 import { exportRequestOf } from "./export-request.js";
+import { type ResumableQuery, resumeToken } from "./export-resume.js";
 import { EXPORT_RETRY_AFTER_SECONDS, type ExportSlots } from "./export-slots.js";
 import type { ExportTurns } from "./export-turns.js";
 import { type BodyChunk, RECORDS_WRITERS, type RecordsWriter } from "./records-writer.js";
@@ -107,6 +110,7 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     let opened: RecordExport;
     let format: keyof typeof RECORDS_WRITERS;
     let currency: Parameters<(typeof RECORDS_WRITERS)["ndjson"]>[0];
+    let resumable: ResumableQuery;
     try {
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
@@ -123,11 +127,12 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
         await opened.close();
         throw new MdqError(
           "DATA_VERSION_GONE",
-          `the range's data changed since ${dataVersionText(region, exportRequest.dataVersion)} (now ${dataVersionText(region, opened.dataVersion)}): start the export again without after and dataVersion`,
+          `the range's data changed since ${dataVersionText(region, exportRequest.dataVersion)} (now ${dataVersionText(region, opened.dataVersion)}): start the export again without after, resume and dataVersion`,
         );
       }
       format = exportRequest.format;
       currency = exportRequest.query.currency;
+      resumable = exportRequest.resumable;
     } catch (error) {
       release?.();
       if (error instanceof MdqError && error.status === 200) {
@@ -149,6 +154,10 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
       "content-type": EXPORT_MEDIA_TYPES[format],
       [DATA_VERSION_HEADER.toLowerCase()]: dataVersionText(region, opened.dataVersion),
       [ROW_COUNT_HEADER.toLowerCase()]: String(opened.rowCount),
+      [RESUME_HEADER.toLowerCase()]: resumeToken({
+        query: resumable,
+        dataVersion: dataVersionText(region, opened.dataVersion),
+      }),
       "cache-control": "no-store",
       vary: "accept-encoding",
       ...(encoding !== null ? { "content-encoding": encoding } : {}),
