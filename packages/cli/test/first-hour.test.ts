@@ -32,7 +32,9 @@ function readmeWalkThrough(): string {
 
 /** The lines a reader runs (and the step headings), without the README's captured answers. */
 function commandLines(script: string): string[] {
-  return script.split("\n").filter((line) => line.trim() !== "" && (!line.startsWith("#") || /^# \d\./.test(line)));
+  return script
+    .split("\n")
+    .filter((line) => line.trim() !== "" && (!line.startsWith("#") || /^# \d\./.test(line)));
 }
 
 /** The first day of the README's range, which the demo must reach back to. */
@@ -128,14 +130,18 @@ describe("the README's walk-through, against a demo on another port", () => {
   it("is the walk-through the demo prints, with the demo's own address and dates", () => {
     const printed = output.slice(output.indexOf("BASE="));
     assert.ok(printed.startsWith(`BASE=http://localhost:${port}\n`), printed);
-    const [, from, to] = /"r":\{"from":"(\d{4}-\d{2}-\d{2})","to":"(\d{4}-\d{2}-\d{2})"\}/.exec(printed) ?? [];
+    const [, from, to] =
+      /"r":\{"from":"(\d{4}-\d{2}-\d{2})","to":"(\d{4}-\d{2}-\d{2})"\}/.exec(printed) ?? [];
     assert.ok(from && to, printed);
     const asReadme = printed
       .replace(`BASE=http://localhost:${port}`, "BASE=http://localhost:4000")
       .replaceAll(from, README_FROM)
       .replaceAll(to, README_TO);
     assert.deepEqual(commandLines(asReadme), commandLines(readmeWalkThrough()));
-    assert.match(printed, /# 5\. .*\n.*\ncurl -sS --fail --compressed .*\n {2}"\$BASE\/export\/marketing-records\?/);
+    assert.match(
+      printed,
+      /# 5\. .*\n.*\ncurl -sS --fail --compressed .*\n {2}"\$BASE\/export\/marketing-records\?/,
+    );
   });
 
   it("keeps the terminal for the guide: its request logs go to the file it names", async () => {
@@ -244,7 +250,10 @@ describe("the demo's and the service's two listeners", () => {
       );
       const open = await runMdq(["serve", "--port", String(held.port), "--data", data]);
       assert.equal(open.code, 1);
-      assert.equal(open.stderr, `mdq: public listener: 127.0.0.1:${held.port} is in use; pass --port (MDQ_PORT)\n`);
+      assert.equal(
+        open.stderr,
+        `mdq: public listener: 127.0.0.1:${held.port} is in use; pass --port (MDQ_PORT)\n`,
+      );
       assert.equal(existsSync(data), false, "the store was not opened");
     } finally {
       held.server.close();
@@ -281,7 +290,10 @@ describe("the README is the front door", () => {
 
   it("says what a load makes visible and what a publish does, in the README and docs/cli.md", async () => {
     assert.match(readme, /\*\*A load is visible to the brands at once\*\*/);
-    assert.match(readme, /\*\*A\s+publish changes no data\*\*: it turns the processing date's `marketingDataReadiness` to `READY`/);
+    assert.match(
+      readme,
+      /\*\*A\s+publish changes no data\*\*: it turns the processing date's `marketingDataReadiness` to `READY`/,
+    );
     const cli = await readFile(new URL("docs/cli.md", ROOT), "utf8");
     assert.match(cli, /\*\*What a load makes visible: everything, at once\.\*\*/);
     assert.match(cli, /\*\*Publishing changes no data\*\*/);

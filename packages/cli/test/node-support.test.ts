@@ -12,7 +12,9 @@ const json = (path: string) => JSON.parse(readFileSync(new URL(path, ROOT), "utf
 
 /** `major.minor.patch` of a version text, `x` and missing parts as 0. */
 function parts(text: string): [number, number, number] {
-  const [major = 0, minor = 0, patch = 0] = text.split(".").map((part) => (/^\d+$/.test(part) ? Number(part) : 0));
+  const [major = 0, minor = 0, patch = 0] = text
+    .split(".")
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : 0));
   return [major, minor, patch];
 }
 
