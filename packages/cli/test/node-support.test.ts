@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 
 const ROOT = new URL("../../../../", import.meta.url);
@@ -65,6 +66,34 @@ describe("Node.js support", () => {
       assert.deepEqual(refused, []);
     });
   }
+
+  it("runs what the held-back packages do: inject's cookies (cookie@1), a download's header (content-disposition@2)", async () => {
+    // Resolved from the server package, whose dependencies (Fastify, Mercurius) pull them in.
+    const fromServer = createRequire(new URL("packages/server/package.json", ROOT));
+    const fastify = fromServer("fastify") as (options?: object) => {
+      get(
+        path: string,
+        handler: (request: unknown, reply: { header(n: string, v: string[]): void }) => string,
+      ): void;
+      inject(options: object): Promise<{ statusCode: number; cookies: unknown[] }>;
+    };
+    const app = fastify();
+    app.get("/", (_request, reply) => {
+      reply.header("set-cookie", ["a=1; Path=/; HttpOnly", "b=2; Max-Age=10"]);
+      return "ok";
+    });
+    const answer = await app.inject({ method: "GET", url: "/", cookies: { sent: "yes" } });
+    assert.deepEqual(JSON.parse(JSON.stringify(answer.cookies)), [
+      { name: "a", value: "1", path: "/", httpOnly: true },
+      { name: "b", value: "2", maxAge: 10 },
+    ]);
+    const fromStatic = createRequire(fromServer.resolve("@fastify/static"));
+    const { create } = fromStatic("content-disposition") as { create(name: string): string };
+    assert.equal(
+      create("résumé.csv"),
+      "attachment; filename=\"r?sum?.csv\"; filename*=UTF-8''r%C3%A9sum%C3%A9.csv",
+    );
+  });
 
   it("holds back the two Node ≥ 22 packages with overrides, and writes the policy down", () => {
     assert.deepEqual(json("package.json").overrides, {
