@@ -28,7 +28,7 @@ describe("mdq demo", () => {
     await new Promise<void>((resolve, reject) => {
       demo.stdout!.on("data", (chunk: Buffer) => {
         output += chunk.toString();
-        if (output.includes("# 4.")) resolve();
+        if (output.includes("wc -l < records.ndjson")) resolve();
       });
       demo.stderr!.on("data", (chunk: Buffer) => {
         seedLog += chunk.toString();
@@ -66,10 +66,10 @@ describe("mdq demo", () => {
   });
 
   it("prints a curl walk-through that runs as printed and walks the daily flow", async () => {
-    const script = output.slice(output.indexOf("  export MDQ_APP_CLIENT_ID"));
+    const script = output.slice(output.indexOf("BASE="));
     const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], { cwd: work });
     const answers = stdout.trim().split("\n");
-    assert.equal(answers.length, 3);
+    assert.equal(answers.length, 5);
     const readiness = JSON.parse(answers[0]!);
     assert.equal(readiness.data.marketingDataReadiness.status, "READY");
     const records = JSON.parse(answers[1]!);
@@ -78,6 +78,9 @@ describe("mdq demo", () => {
     const aggregate = JSON.parse(answers[2]!);
     assert.equal(aggregate.errors, undefined);
     assert.ok(aggregate.data.marketingAggregate.length > 0);
+    const exported = Number(answers[4]);
+    assert.ok(exported > 0);
+    assert.equal(answers[3]!.trim(), `mdq-row-count: ${exported}`);
   });
 
   it("serves the GraphiQL explorer at the GET /graphql it prints, its tabs asking about the first demo brand", async () => {
@@ -92,7 +95,7 @@ describe("mdq demo", () => {
 
   it("prints a walk-through that stops with the token endpoint's answer when the secret is wrong", async () => {
     const script = output
-      .slice(output.indexOf("  export MDQ_APP_CLIENT_ID"))
+      .slice(output.indexOf("BASE="))
       .replace(/export MDQ_APP_CLIENT_SECRET=.*\n/, "export MDQ_APP_CLIENT_SECRET=not-the-secret\n");
     const result = await run("bash", ["-c", script], { cwd: work }).then(
       () => ({ code: 0, stdout: "", stderr: "" }),

@@ -14,6 +14,7 @@ import {
   exportAfterText,
   type MarketingFilter,
   type MarketingRecord,
+  RESUME_HEADER,
   ROW_COUNT_HEADER,
   TEXT_EXPORT_FORMATS,
 } from "@mdq/contract";
@@ -33,10 +34,15 @@ export interface ExportOptions {
   signal?: AbortSignal;
 }
 
-/** Where a resumed response starts: after `after` (or at the start), if the data is still `dataVersion`. */
+/**
+ * Where a resumed response starts: after `after` (or at the start), if the data is still
+ * `dataVersion`; `token` is the `MDQ-Resume` of the response resumed, which the service checks
+ * the resume's parameters against (a resume asking another query is refused, never served).
+ */
 export interface ExportResume {
   after: ExportRowKey | null;
   dataVersion: string;
+  token: string;
 }
 
 /** One open export response. */
@@ -45,6 +51,8 @@ export interface ExportResponse {
   dataVersion: string;
   /** `MDQ-Row-Count`: the rows this body holds when whole. */
   rowCount: number;
+  /** `MDQ-Resume`: the whole query this body answers, sent back to resume it. */
+  resume: string;
   /** The body, decoded from its content coding; a cut connection makes the iteration throw. */
   body: AsyncIterable<Uint8Array>;
 }
@@ -82,7 +90,7 @@ export function exportUrl(
   }
   if (resume !== null) {
     if (resume.after !== null) query.set("after", exportAfterText(resume.after));
-    query.set("dataVersion", resume.dataVersion);
+    query.set("resume", resume.token);
   }
   return `${access.baseUrl}${EXPORT_PATH}?${query}`;
 }
@@ -161,17 +169,18 @@ function backoff(access: ExportAccess, attempt: number): number {
 function responseOf(response: Response, body: ReadableStream<Uint8Array>): ExportResponse {
   const dataVersion = response.headers.get(DATA_VERSION_HEADER);
   const rowCount = Number(response.headers.get(ROW_COUNT_HEADER));
-  if (dataVersion === null || !Number.isSafeInteger(rowCount) || rowCount < 0) {
+  const resume = response.headers.get(RESUME_HEADER);
+  if (dataVersion === null || resume === null || !Number.isSafeInteger(rowCount) || rowCount < 0) {
     void body.cancel().catch(() => undefined);
     throw new MdqClientError(
       "PROTOCOL",
-      `the export answered without ${DATA_VERSION_HEADER} or ${ROW_COUNT_HEADER}`,
+      `the export answered without ${DATA_VERSION_HEADER}, ${ROW_COUNT_HEADER} or ${RESUME_HEADER}`,
       {
         status: response.status,
       },
     );
   }
-  return { dataVersion, rowCount, body: body as unknown as AsyncIterable<Uint8Array> };
+  return { dataVersion, rowCount, resume, body: body as unknown as AsyncIterable<Uint8Array> };
 }
 
 /** Whether `error` is the connection breaking mid-body (not the caller's abort, not the service's answer). */
@@ -256,6 +265,7 @@ export async function* exportBatches(
         resume = {
           after: { date: previous.date, recordId: previous.recordId },
           dataVersion: response.dataVersion,
+          token: response.resume,
         };
         yield { dataVersion: response.dataVersion, rowCount: expected, records };
       }
@@ -271,7 +281,7 @@ export async function* exportBatches(
           },
         );
       }
-      resume ??= { after: null, dataVersion: response.dataVersion };
+      resume ??= { after: null, dataVersion: response.dataVersion, token: response.resume };
       access.onEvent?.({
         type: "retry",
         attempt: breaks,

@@ -34,6 +34,8 @@ export const GRAPHQL_ERROR_CODES = Object.freeze({
   INVALID_DATA_VERSION: shown(200),
   /** The export's `dataVersion` (with `after`) is no longer the range's: start the export again. */
   DATA_VERSION_GONE: shown(409),
+  /** The export's resume (`resume=` with `after`) asks another query than the response it continues. */
+  RESUME_MISMATCH: shown(409),
   INTERNAL_SERVER_ERROR: { status: 500, exposeMessage: false },
 } as const satisfies Record<string, ErrorEntry>);
 /** A GraphQL `extensions.code`. */

@@ -20,6 +20,7 @@ export const EXPORT_PARAMETERS = Object.freeze([
   "campaignIds",
   "after",
   "dataVersion",
+  "resume",
 ] as const);
 export type ExportParameter = (typeof EXPORT_PARAMETERS)[number];
 
@@ -40,6 +41,13 @@ export const TEXT_EXPORT_FORMATS: ReadonlySet<ExportFormat> = new Set(["ndjson",
 
 /** Response header: the data version the whole body reads (pageInfo's `dataVersion` space). */
 export const DATA_VERSION_HEADER = "MDQ-Data-Version";
+/**
+ * Response header: the export's whole query (clientId, range, currency, format, filters, data
+ * version) as one opaque token. A resume sends it back as `resume=`, with the same parameters;
+ * one that differs is refused (409 `RESUME_MISMATCH`), so a resumed body cannot answer another
+ * question than the part it continues.
+ */
+export const RESUME_HEADER = "MDQ-Resume";
 /** Response header: the exact number of rows the body holds. */
 export const ROW_COUNT_HEADER = "MDQ-Row-Count";
 

@@ -5,6 +5,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as harness from "./admin-harness.js";
 
+/** The readiness status of `brand` for `date`. */
+async function statusOf(brand: { brandId: string; token: string }, date: string): Promise<string> {
+  const readiness = (await harness.readinessOf(brand, date)).body.data?.["marketingDataReadiness"];
+  return (readiness as { status: string }).status;
+}
+
 describe("admin API", () => {
   harness.useAdminRegion();
 
@@ -112,6 +118,29 @@ describe("admin API", () => {
           },
         },
       });
+    });
+
+    it("a load is readable by the brand at once; a publish changes readiness only (docs/cli.md)", async () => {
+      const brand = await harness.newBrand("brand-visible-at-once");
+      const loaded = harness.days(1, 2);
+      harness.expectStatus(
+        await harness.load(brand.brandId, await harness.writeRecords("visible.csv", loaded), {
+          processingDate: "2020-03-03",
+        }),
+        200,
+      );
+      const beforePublish = await harness.readAll(brand.brandId, brand.token);
+      assert.deepEqual(beforePublish, harness.byRecordId(loaded));
+      assert.equal(await statusOf(brand, "2020-03-03"), "NOT_READY");
+      harness.expectStatus(
+        await harness.admin("POST", "/admin/publishes", {
+          brandId: brand.brandId,
+          processingDate: "2020-03-03",
+        }),
+        200,
+      );
+      assert.equal(await statusOf(brand, "2020-03-03"), "READY");
+      assert.deepEqual(await harness.readAll(brand.brandId, brand.token), beforePublish);
     });
 
     it("publishes today by default, after a load of today's processing date", async () => {

@@ -598,11 +598,14 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const day = addDays(bulk.from, -HOSTILE_FILLER_DAYS - 2);
       const expected = Array.from({ length: BIG_DAY_ROWS }, (_, id) => `big-${String(id).padStart(6, "0")}`);
       const whole = await exportOf({ from: day, to: day });
-      const version = String(whole.headers["mdq-data-version"]);
+      /** The `MDQ-Resume` token of each format's export of the day: a resume repeats its query. */
+      const resumeOf = async (format: string) =>
+        String((await exportOf({ from: day, to: day, format })).headers["mdq-resume"]);
+      const tokens = { arrow: await resumeOf("arrow"), parquet: await resumeOf("parquet") };
       // Inside the first window (its first FIRST_WINDOW_ROWS rows), at its end, and past it.
       for (const cut of [FIRST_WINDOW_ROWS >> 1, FIRST_WINDOW_ROWS - 1, FIRST_WINDOW_ROWS + 7]) {
         const after = `${day},${expected[cut]}`;
-        const rest = { from: day, to: day, after, dataVersion: version };
+        const rest = { from: day, to: day, after, resume: String(whole.headers["mdq-resume"]) };
         const ndjson = await exportOf(rest);
         assert.equal(ndjson.headers["mdq-row-count"], String(BIG_DAY_ROWS - cut - 1));
         const ids = ndjson.body
@@ -611,10 +614,10 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
           .split("\n")
           .map((line) => JSON.parse(line).recordId);
         assert.deepEqual(ids, expected.slice(cut + 1), `NDJSON after row ${cut}`);
-        const arrow = await exportOf({ ...rest, format: "arrow" });
+        const arrow = await exportOf({ ...rest, format: "arrow", resume: tokens.arrow });
         const arrowIds = [...tableFromIPC(arrow.body).getChild("recordId")!].map(String);
         assert.deepEqual(arrowIds, expected.slice(cut + 1), `Arrow after row ${cut}`);
-        const parquet = await exportOf({ ...rest, format: "parquet" });
+        const parquet = await exportOf({ ...rest, format: "parquet", resume: tokens.parquet });
         const path = join(region.work, `export-${engine.name}-big-day-${cut}.parquet`);
         await writeFile(path, parquet.body);
         const parquetIds = (await parquetRows(path)).map((row) => row["recordId"]);
@@ -700,9 +703,10 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const whole = await exportOf();
       const lines = whole.body.toString("utf8").trimEnd().split("\n");
       const version = String(whole.headers["mdq-data-version"]);
+      const resume = String(whole.headers["mdq-resume"]);
       for (const cut of [0, 1, Math.floor(lines.length / 2), lines.length - 2, lines.length - 1]) {
         const row = JSON.parse(lines[cut]!);
-        const rest = await exportOf({ after: `${row.date},${row.recordId}`, dataVersion: version });
+        const rest = await exportOf({ after: `${row.date},${row.recordId}`, resume });
         assert.equal(rest.status, 200);
         assert.equal(rest.headers["mdq-row-count"], String(lines.length - cut - 1));
         assert.equal(rest.headers["mdq-data-version"], version);
@@ -718,7 +722,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       const restCsv = await exportOf({
         format: "csv",
         after: `${middle.date},${middle.recordId}`,
-        dataVersion: version,
+        resume: String(csv.headers["mdq-resume"]),
       });
       const restLines = restCsv.body.toString("utf8").split("\r\n");
       // The resumed body has its own header line; the rows after it continue the first body's.
@@ -732,7 +736,11 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       await region.load("restated.csv", [
         `restated-1,${last()},GB,google_ads,search,c-r,Restated,10,1,10000,0,0,GBP`,
       ]);
-      const answer = await exportOf({ after: `${first()},x`, dataVersion: version });
+      const answer = await exportOf({
+        format: "csv",
+        after: `${first()},x`,
+        resume: String(before.headers["mdq-resume"]),
+      });
       assert.equal(answer.status, 409);
       const body = JSON.parse(answer.body.toString("utf8"));
       assert.equal(body.errors[0].extensions.code, "DATA_VERSION_GONE");

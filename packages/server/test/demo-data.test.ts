@@ -168,6 +168,26 @@ describe("demo data", () => {
     assert.ok(jpy && jpy.rateE6 > 130_000_000n && jpy.rateE6 < 190_000_000n);
   });
 
+  it("gives a day the same FX rates whatever day the demo runs and however many days it seeds", () => {
+    const rateText = (rates: typeof plan.fxRates) =>
+      new Map(rates.map((rate) => [`${rate.currency} ${rate.date}`, rate.rateE6]));
+    const early = rateText(plan.fxRates);
+    for (const later of [
+      planDemo({ ...OPTIONS, today: "2026-03-19" }),
+      planDemo({ ...OPTIONS, today: "2026-11-23", days: 400 }),
+      planDemo({ ...OPTIONS, today: "2027-02-01", days: 365 }),
+    ]) {
+      const rates = rateText(later.fxRates);
+      let shared = 0;
+      for (const [key, rate] of early) {
+        if (!rates.has(key)) continue;
+        shared += 1;
+        assert.equal(rates.get(key), rate, key);
+      }
+      assert.ok(shared > 20 * 28, `${shared} rates shared`);
+    }
+  });
+
   it("rejects bad options", () => {
     assert.throws(() => planDemo({ today: "2026-02-30" }), RangeError);
     assert.throws(() => planDemo({ today: "2026-03-18", days: 0 }), RangeError);

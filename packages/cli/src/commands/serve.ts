@@ -2,7 +2,13 @@
 
 import { buildService, loadConfig, openStore } from "@mdq/server";
 import { Command } from "commander";
-import { closingStoreOnFailure, runService, serviceParts } from "../run-service.js";
+import {
+  ADMIN_PORT_HELP,
+  checkListenerPorts,
+  closingStoreOnFailure,
+  runService,
+  serviceParts,
+} from "../run-service.js";
 import { threadPoolProblem } from "../thread-pool.cjs";
 import { UsageError } from "../usage-error.js";
 
@@ -14,6 +20,7 @@ export function serveCommand(): Command {
     .option("--region <code>", "region code (MDQ_REGION), e.g. uk")
     .option("--host <address>", "address to listen on (MDQ_HOST)")
     .option("--port <port>", "port to listen on (MDQ_PORT)")
+    .option("--admin-port <port>", ADMIN_PORT_HELP)
     .option("--data <dir>", "data directory holding the store and signing keys (MDQ_DATA_DIR)")
     .option("--auth-url <url>", "public base URL of the token endpoint (MDQ_AUTH_URL)")
     .option("--base-url <url>", "public base URL of the GraphQL endpoint (MDQ_BASE_URL)")
@@ -27,12 +34,14 @@ export function serveCommand(): Command {
         region: flags["region"],
         host: flags["host"],
         port: flags["port"],
+        adminPort: flags["adminPort"],
         dataDir: flags["data"],
         authUrl: flags["authUrl"],
         baseUrl: flags["baseUrl"],
       });
       const threadPool = threadPoolProblem(config.exportConcurrency, process.env);
       if (threadPool !== null) throw new UsageError(threadPool);
+      await checkListenerPorts(config);
       const store = await openStore(config);
       const { service, address } = await closingStoreOnFailure(store, async () => {
         const service = await buildService(config, serviceParts(store));

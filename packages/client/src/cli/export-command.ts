@@ -234,8 +234,9 @@ export async function downloadExport(
           bytes += written.byteLength;
           rows += whole.rows - header;
           if (whole.last !== null && (header === 0 || whole.rows > 1))
-            resume = { after: whole.last, dataVersion: response.dataVersion };
-          else if (resume === null) resume = { after: null, dataVersion: response.dataVersion };
+            resume = { after: whole.last, dataVersion: response.dataVersion, token: response.resume };
+          else if (resume === null)
+            resume = { after: null, dataVersion: response.dataVersion, token: response.resume };
           carry = carry.slice(whole.end);
           breaks = 0;
           progress.update(snapshot());
@@ -248,7 +249,7 @@ export async function downloadExport(
         }
         if (!text) await restart("the connection broke");
         else {
-          resume ??= { after: null, dataVersion: response.dataVersion };
+          resume ??= { after: null, dataVersion: response.dataVersion, token: response.resume };
           progress.note(`the connection broke after ${count(rows)} rows; resuming after the last whole row`);
         }
         continue;

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { DATA_VERSION_HEADER, EXPORT_PATH, ROW_COUNT_HEADER } from "@mdq/contract";
+import { DATA_VERSION_HEADER, EXPORT_PATH, RESUME_HEADER, ROW_COUNT_HEADER } from "@mdq/contract";
 
 /** The field a GraphQL request asks for, and its variables. */
 export interface HostileRequest {
@@ -119,6 +119,7 @@ export function exportAnswer(
       "content-type": "application/x-ndjson",
       [DATA_VERSION_HEADER]: "uk.5",
       [ROW_COUNT_HEADER]: String(options.rowCount ?? rows.length),
+      [RESUME_HEADER]: "v1.hostile.resume",
     });
     response.end(options.body ?? rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
   };

@@ -275,6 +275,14 @@ const DEFAULT_SCALE = 1;
 const DEFAULT_SEED = 42;
 /** FX history starts this many days before the first data day, so day one has a rate. */
 const FX_LEAD_DAYS = 10;
+/**
+ * The FX walk starts on this day (a Monday), whatever today is: a day's rate is a function of
+ * that day alone, so converted amounts (and the README's figures) do not change with the day the
+ * demo runs. Only a range reaching further back (more than ~26 years of `--days`) starts earlier.
+ */
+const FX_WALK_START = toEpochDay("2000-01-03");
+/** The day a drifting currency's rate is its base rate: drift counts weekdays from here. */
+const FX_DRIFT_ANCHOR = toEpochDay("2026-01-01");
 /** Share of (day, campaign) pairs with no delivery at all (paused, budget exhausted). */
 const ZERO_DAY_SHARE = 0.01;
 const TWO_POW_32 = 4294967296;
@@ -375,7 +383,8 @@ function rateDecimals(rate: number): number {
 /**
  * ECB-style reference rates for every non-EUR currency on every weekday in [from, to]: a
  * mean-reverting random walk of the log rate, so rates wander realistically but stay plausible
- * however long the range.
+ * however long the range. The walk runs from {@link FX_WALK_START}, not from `from`, so that a
+ * day's rate does not depend on the range asked (nor on today).
  */
 function fxRates(fromEpoch: number, toEpoch: number, seed: number): FxRate[] {
   const currencies = CURRENCY_CODES.filter((code): code is Exclude<CurrencyCode, "EUR"> => code !== "EUR");
@@ -383,13 +392,14 @@ function fxRates(fromEpoch: number, toEpoch: number, seed: number): FxRate[] {
     code,
     key: hashString(code, seed ^ 0x5bd1e995),
     deviation: 0,
-    step: 0,
   }));
   const rates: FxRate[] = [];
-  for (let epoch = fromEpoch; epoch <= toEpoch; epoch++) {
+  for (let epoch = Math.min(fromEpoch, FX_WALK_START); epoch <= toEpoch; epoch++) {
     const wd = weekday(epoch);
     if (wd === 0 || wd === 6) continue;
     const date = fromEpochDay(epoch);
+    // Weekdays since the drift anchor (negative before it), as the walk's steps are weekdays.
+    const steps = ((epoch - FX_DRIFT_ANCHOR) * 5) / 7;
     for (const s of state) {
       const base = BASE_RATES[s.code];
       // Sum of three uniforms: a cheap, bounded stand-in for a normal shock.
@@ -398,8 +408,8 @@ function fxRates(fromEpoch: number, toEpoch: number, seed: number): FxRate[] {
       const h3 = mix(h2 + GOLDEN);
       const shock = (unit(h1) + unit(h2) + unit(h3) - 1.5) * 2;
       s.deviation = s.deviation * 0.985 + shock * base.vol;
-      s.step++;
-      const rate = base.rate * Math.exp(s.deviation + (base.drift ?? 0) * s.step);
+      if (epoch < fromEpoch) continue;
+      const rate = base.rate * Math.exp(s.deviation + (base.drift ?? 0) * steps);
       const decimals = rateDecimals(rate);
       const scaled = Math.round(rate * 10 ** decimals);
       rates.push({ currency: s.code, date, rateE6: BigInt(scaled) * 10n ** BigInt(6 - decimals) });

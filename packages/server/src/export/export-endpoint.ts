@@ -3,7 +3,8 @@
  * range in one response, streamed from one snapshot. Order of checks: 401 (bearer token) → 400/403
  * (parameters, grants) → 429 (the export lane, limits/request-lanes.ts) → 400
  * `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE` (read in the snapshot) → 200 with
- * `MDQ-Data-Version` and `MDQ-Row-Count`, then the body. The
+ * `MDQ-Data-Version`, `MDQ-Row-Count` and `MDQ-Resume` (the whole query, which a resume must
+ * repeat: export-resume.ts), then the body. The
  * rate limit counts the request once (the scope's hook), however long it streams.
  *
  * Errors before the first byte are the GraphQL endpoint's JSON shape; a query-level code that
@@ -22,6 +23,7 @@ import {
   EXPORT_MEDIA_TYPES,
   EXPORT_PATH,
   type ExportFormat,
+  RESUME_HEADER,
   ROW_COUNT_HEADER,
   TEXT_EXPORT_FORMATS,
 } from "@mdq/contract";
@@ -39,6 +41,7 @@ import type { RecordExport, RecordExports } from "../store/export/record-export.
 import { arrowWriter } from "./arrow-writer.js";
 import { csvWriter } from "./csv-writer.js";
 import { exportRequestOf } from "./export-request.js";
+import { type ResumableQuery, resumeToken } from "./export-resume.js";
 import type { ExportTurns } from "./export-turns.js";
 import { ndjsonWriter } from "./ndjson-writer.js";
 import { parquetWriter } from "./parquet-writer.js";
@@ -132,6 +135,7 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     let opened: RecordExport;
     let format: ExportFormat;
     let currency: CurrencyCode;
+    let resumable: ResumableQuery;
     try {
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
@@ -141,11 +145,12 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
         await opened.close();
         throw new MdqError(
           "DATA_VERSION_GONE",
-          `the range's data changed since ${dataVersionText(region, exportRequest.dataVersion)} (now ${dataVersionText(region, opened.dataVersion)}): start the export again without after and dataVersion`,
+          `the range's data changed since ${dataVersionText(region, exportRequest.dataVersion)} (now ${dataVersionText(region, opened.dataVersion)}): start the export again without after, resume and dataVersion`,
         );
       }
       format = exportRequest.format;
       currency = exportRequest.query.currency;
+      resumable = exportRequest.resumable;
     } catch (error) {
       release?.();
       if (error instanceof MdqError && error.status === 200) {
@@ -167,6 +172,10 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
       "content-type": EXPORT_WRITERS[format].mediaType,
       [DATA_VERSION_HEADER.toLowerCase()]: dataVersionText(region, opened.dataVersion),
       [ROW_COUNT_HEADER.toLowerCase()]: String(opened.rowCount),
+      [RESUME_HEADER.toLowerCase()]: resumeToken({
+        query: resumable,
+        dataVersion: dataVersionText(region, opened.dataVersion),
+      }),
       "cache-control": "no-store",
       vary: "accept-encoding",
       ...(encoding !== null ? { "content-encoding": encoding } : {}),

@@ -1,9 +1,10 @@
 /**
  * The export's query string (CONTRACT §7) as a validated request: the same rules as
  * `marketingRecords` (brand, grants and app narrowing, filter shapes, currency), with a range of
- * up to 366 days, comma-separated lists, a format, and `after` + `dataVersion` to resume. Any
- * parameter the export does not know, or one given twice, is refused: a typo must not widen an
- * export silently.
+ * up to 366 days, comma-separated lists, a format, and `after` + `resume` (the `MDQ-Resume` token
+ * of the response resumed, export-resume.ts) to resume. Any parameter the export does not know,
+ * or one given twice, is refused: a typo must not widen an export silently; and a resume that
+ * asks another query than the response it continues is refused too (409 `RESUME_MISMATCH`).
  */
 import {
   CURRENCY_CODES,
@@ -20,13 +21,16 @@ import { MdqError } from "../errors.js";
 import { type Caller, type FilterArgument, scopeOf } from "../graphql/arguments.js";
 import { parseDataVersion } from "../graphql/data-version-text.js";
 import type { ExportQuery } from "../store/export/record-export.js";
+import { canonicalList, checkResume, parseResumeToken, type ResumableQuery } from "./export-resume.js";
 
 /** A validated export request. */
 export interface ExportRequest {
   query: ExportQuery;
   format: ExportFormat;
-  /** The store version the caller resumes (`dataVersion=`), or null for whatever is current. */
+  /** The store version the caller resumes (`dataVersion=` or the token's), or null for whatever is current. */
   dataVersion: string | null;
+  /** The query as a resume must repeat it: what the response's `MDQ-Resume` token names. */
+  resumable: ResumableQuery;
 }
 
 const KNOWN: ReadonlySet<string> = new Set(EXPORT_PARAMETERS);
@@ -83,13 +87,32 @@ export function exportRequestOf(query: unknown, caller: Caller, region: string):
       `format ${JSON.stringify(format.slice(0, 16))} is not one of ${EXPORT_FORMATS.join(", ")}`,
     );
   }
+  const resumable: ResumableQuery = {
+    clientId,
+    ...dateRange,
+    currency,
+    format: format as ExportFormat,
+    ...Object.fromEntries(LIST_PARAMETERS.map((name) => [name, canonicalList(filter[name] ?? undefined)])),
+  } as ResumableQuery;
+  let versionText = values.dataVersion;
+  if (values.resume !== undefined) {
+    const point = parseResumeToken(values.resume);
+    checkResume(point, resumable);
+    if (versionText !== undefined && versionText !== point.dataVersion) {
+      throw new MdqError(
+        "RESUME_MISMATCH",
+        `this resume asks dataVersion ${JSON.stringify(versionText.slice(0, 80))}, but the export it resumes read ${JSON.stringify(point.dataVersion)}: send the original request's parameters with after and resume, or start again without them`,
+      );
+    }
+    versionText = point.dataVersion;
+  }
   let dataVersion: string | null = null;
-  if (values.dataVersion !== undefined) {
-    const version = parseDataVersion(region, values.dataVersion);
+  if (versionText !== undefined) {
+    const version = parseDataVersion(region, versionText);
     if (version === undefined) {
       throw new MdqError(
         "INVALID_DATA_VERSION",
-        `dataVersion (${JSON.stringify(values.dataVersion.slice(0, 80))}) is not a data version of region ${region}: pass the MDQ-Data-Version header of the response you resume`,
+        `dataVersion (${JSON.stringify(versionText.slice(0, 80))}) is not a data version of region ${region}: pass the MDQ-Data-Version header of the response you resume`,
       );
     }
     dataVersion = version.toString();
@@ -102,9 +125,11 @@ export function exportRequestOf(query: unknown, caller: Caller, region: string):
         `after (${JSON.stringify(values.after.slice(0, 80))}) must be DATE,RECORD_ID of the last row received`,
       );
     }
-    if (dataVersion === null) {
-      throw badInput("after needs dataVersion: pass the MDQ-Data-Version header of the response you resume");
+    if (values.resume === undefined) {
+      throw badInput(
+        "after needs resume: pass the MDQ-Resume header of the response you resume, with that request's parameters",
+      );
     }
   }
-  return { query: { scope, currency, after }, format: format as ExportFormat, dataVersion };
+  return { query: { scope, currency, after }, format: format as ExportFormat, dataVersion, resumable };
 }
