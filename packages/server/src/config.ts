@@ -63,6 +63,10 @@ export interface ServiceConfig {
    * open (store/export/duckdb-export.ts); 1 writes them one after another.
    */
   readonly duckdbExportConnections: number;
+  /** Answers compressed when the request's `Accept-Encoding` allows (plugins/response-compression.ts). */
+  readonly compression: boolean;
+  /** Bodies shorter than this many bytes are sent uncompressed. */
+  readonly compressionMinBytes: number;
 }
 
 /**
@@ -127,6 +131,13 @@ export const LOAD_ALLOCATOR_FLUSH_THRESHOLD = "16MB";
 /** The least `MDQ_LOAD_MEMORY_MB`: under 32 MB DuckDB could not load a one-row CSV file, under 48 it could. */
 export const MIN_LOAD_MEMORY_MB = 64;
 
+/**
+ * Answers shorter than this are sent uncompressed by default, in bytes: below ~1 KiB a coding
+ * saves less than a TCP segment (the answer fits one either way) while its stream costs the same
+ * setup, and gzip's 18-byte frame can make a 100-byte error body longer.
+ */
+export const DEFAULT_COMPRESSION_MIN_BYTES = 1024;
+
 /** Thrown when a configuration value is invalid; the message names the key. */
 export class ConfigError extends Error {
   constructor(
@@ -167,6 +178,8 @@ export const CONFIG_ENV = {
   exportConcurrency: "MDQ_EXPORT_CONCURRENCY",
   exportLanes: "MDQ_EXPORT_LANES",
   duckdbExportConnections: "MDQ_DUCKDB_EXPORT_CONNECTIONS",
+  compression: "MDQ_COMPRESSION",
+  compressionMinBytes: "MDQ_COMPRESSION_MIN_BYTES",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -259,6 +272,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     exportConcurrency: wholeNumber("exportConcurrency", 4, 1, 1000),
     exportLanes: wholeNumber("exportLanes", defaultExportLanes(), 1, 1000),
     duckdbExportConnections: wholeNumber("duckdbExportConnections", defaultExportConnections(), 1, 16),
+    compression: onOff(read("compression") ?? "on", CONFIG_ENV.compression),
+    compressionMinBytes: wholeNumber("compressionMinBytes", DEFAULT_COMPRESSION_MIN_BYTES, 0, 1_073_741_824),
   });
 }
 
