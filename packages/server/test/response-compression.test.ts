@@ -271,3 +271,57 @@ function curl(args: string[]): Promise<{ status: number | null; stdout: Buffer; 
     child.on("close", (status) => resolve({ status, stdout: Buffer.concat(out), stderr }));
   });
 }
+
+describe("MDQ_COMPRESSION=off", () => {
+  let region: TestRegion;
+
+  before(async () => {
+    region = await startTestRegion({ days: 2, explorer: "on", compression: "off" });
+  });
+  after(() => region.close());
+
+  it("sends every answer as it is, without Vary, the explorer's assets included", async () => {
+    const token = await region.token();
+    const unknownFields = Array.from({ length: 40 }, (_, index) => `noSuchField${index}`).join(" ");
+    const response = await region.inject({
+      method: "POST",
+      url: "/graphql",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        "accept-encoding": "gzip, br",
+      },
+      payload: JSON.stringify({ query: `{ myAccess(clientId: "x") { ${unknownFields} } }` }),
+    });
+    assert.ok(response.rawPayload.length > 1024);
+    assert.equal(response.headers["content-encoding"], undefined);
+    assert.equal(response.headers["vary"], undefined);
+    assert.equal(
+      (response.json() as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+      "GRAPHQL_VALIDATION_FAILED",
+    );
+
+    const page = await region.inject({ method: "GET", url: "/graphql", headers: { accept: BROWSER_ACCEPT } });
+    const script = /<script[^>]*\ssrc="([^"]*graphiql\.min\.js)"/.exec(page.body)?.[1];
+    const asset = await region.inject({
+      method: "GET",
+      url: `/${script}`,
+      headers: { "accept-encoding": "br" },
+    });
+    assert.equal(asset.statusCode, 200);
+    assert.equal(asset.headers["content-encoding"], undefined);
+    assert.equal(asset.headers["vary"], undefined);
+  });
+
+  it("names the key of a bad value", () => {
+    assert.throws(
+      () => loadConfig({}, { compression: "yes" }),
+      /invalid configuration MDQ_COMPRESSION: "yes" is neither on nor off/,
+    );
+    assert.throws(
+      () => loadConfig({}, { compressionMinBytes: "1KiB" }),
+      /invalid configuration MDQ_COMPRESSION_MIN_BYTES: "1KiB" is not a whole number/,
+    );
+    assert.equal(loadConfig({ MDQ_COMPRESSION_MIN_BYTES: "0" }).compressionMinBytes, 0);
+  });
+});
