@@ -91,6 +91,8 @@ export interface MdqClientOptions extends ClientCredentialsConfig {
   runDeadlineMsPerDay?: number;
   /** Renew the token this many seconds before it expires; default 60. */
   renewBeforeSeconds?: number;
+  /** Ask for compressed answers (`Accept-Encoding: gzip, br`); default true, false asks for none. */
+  compression?: boolean;
   /** Sent as `User-Agent`; default `mdq-client/0.1`. */
   userAgent?: string;
   /** Told about tokens, retries, waits, restarts and pages: for progress and logs. */
@@ -170,6 +172,7 @@ export class MdqClient implements WalkService {
       retry,
       budget: this.budget,
       clock: this.clock,
+      ...(options.compression === undefined ? {} : { compression: options.compression }),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),

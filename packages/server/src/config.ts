@@ -74,6 +74,10 @@ export interface ServiceConfig {
   readonly queueMaxLength: number;
   /** Longest a heavy request waits for its turn before it is answered 503. */
   readonly queueMaxWaitMs: number;
+  /** Answers compressed when the request's `Accept-Encoding` allows (plugins/response-compression.ts). */
+  readonly compression: boolean;
+  /** Bodies shorter than this many bytes are sent uncompressed. */
+  readonly compressionMinBytes: number;
 }
 
 /**
@@ -153,6 +157,13 @@ export const DEFAULT_QUEUE_MAX_LENGTH = 1000;
  */
 export const DEFAULT_QUEUE_MAX_WAIT_MS = 10_000;
 
+/**
+ * Answers shorter than this are sent uncompressed by default, in bytes: below ~1 KiB a coding
+ * saves less than a TCP segment (the answer fits one either way) while its stream costs the same
+ * setup, and gzip's 18-byte frame can make a 100-byte error body longer.
+ */
+export const DEFAULT_COMPRESSION_MIN_BYTES = 1024;
+
 /** Thrown when a configuration value is invalid; the message names the key. */
 export class ConfigError extends Error {
   constructor(
@@ -197,6 +208,8 @@ export const CONFIG_ENV = {
   heavyPerBrand: "MDQ_HEAVY_PER_BRAND",
   queueMaxLength: "MDQ_QUEUE_MAX_LENGTH",
   queueMaxWaitMs: "MDQ_QUEUE_MAX_WAIT_MS",
+  compression: "MDQ_COMPRESSION",
+  compressionMinBytes: "MDQ_COMPRESSION_MIN_BYTES",
 } as const;
 
 export type ConfigInput = Partial<Record<keyof typeof CONFIG_ENV, string | number | undefined>>;
@@ -293,6 +306,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     heavyPerBrand: wholeNumber("heavyPerBrand", 0, 0, 1000),
     queueMaxLength: wholeNumber("queueMaxLength", DEFAULT_QUEUE_MAX_LENGTH, 0, 1_000_000),
     queueMaxWaitMs: wholeNumber("queueMaxWaitMs", DEFAULT_QUEUE_MAX_WAIT_MS, 1, 600_000),
+    compression: onOff(read("compression") ?? "on", CONFIG_ENV.compression),
+    compressionMinBytes: wholeNumber("compressionMinBytes", DEFAULT_COMPRESSION_MIN_BYTES, 0, 1_073_741_824),
   });
 }
 

@@ -32,6 +32,7 @@ import { useHealthChecks } from "./plugins/health-checks.js";
 import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
 import { acceptRawBodies } from "./plugins/request-body.js";
+import { useResponseCompression } from "./plugins/response-compression.js";
 import { exportsRecords } from "./store/export/record-export.js";
 import { withPageCache } from "./store/page-cache.js";
 import type { Store } from "./store/store.js";
@@ -147,6 +148,8 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
 
   installErrorResponses(app);
   useMetrics(app, metrics);
+  // After the metrics' onSend hook, which reads token answers as text.
+  if (config.compression) useResponseCompression(app, { minBytes: config.compressionMinBytes, metrics });
   let draining = false;
   app.addHook("preClose", async () => {
     draining = true;
@@ -171,6 +174,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
         region: config.region,
         timeZone: config.timeZone,
         exampleClientId: parts.explorerClientId,
+        compression: config.compression,
       });
     }
     methodNotAllowed(scope, "/graphql", ["POST"], config.explorer ? ["GET"] : []);

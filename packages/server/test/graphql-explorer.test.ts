@@ -51,7 +51,7 @@ describe("GET /graphql with MDQ_EXPLORER=on", () => {
     assert.equal(response.headers["content-type"], "text/html; charset=utf-8");
     assert.equal(response.headers["cache-control"], "no-cache");
     assert.equal(response.headers["x-content-type-options"], "nosniff");
-    assert.equal(response.headers["vary"], "accept");
+    assert.equal(response.headers["vary"], "accept, accept-encoding");
     assert.equal(response.headers["content-security-policy"], EXPLORER_CONTENT_SECURITY_POLICY);
     assert.equal(
       EXPLORER_CONTENT_SECURITY_POLICY,

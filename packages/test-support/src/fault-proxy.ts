@@ -30,6 +30,8 @@ export interface SeenRequest {
   /** The parsed JSON body of a GraphQL request. */
   body: { query?: string; variables?: Record<string, unknown> } | undefined;
   authorization: string | undefined;
+  /** The request's `Accept-Encoding`, as the client sent it. */
+  acceptEncoding: string | undefined;
   /** The fault applied ("pass" when none was scripted). */
   fault: Fault;
   /** The status delivered (undefined for a drop). */
@@ -114,7 +116,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       }
     }
     const fault = scripts.get(path)?.shift() ?? "pass";
-    const entry: SeenRequest = { path, body, authorization: request.headers.authorization, fault };
+    const entry: SeenRequest = {
+      path,
+      body,
+      authorization: request.headers.authorization,
+      acceptEncoding: request.headers["accept-encoding"],
+      fault,
+    };
     seen.push(entry);
     if (fault === "drop") {
       request.socket.destroy();

@@ -22,7 +22,8 @@ export interface Nginx {
 /**
  * The configuration from docs/deployment.md: round-robin over the instances, the client's
  * address appended to `X-Forwarded-For`, and a request retried on the next instance when one
- * dies (GraphQL and the token endpoint are safe to retry, hence `non_idempotent`).
+ * dies (GraphQL and the token endpoint are safe to retry, hence `non_idempotent`). nginx passes
+ * `Accept-Encoding` and the instances' compressed answers through; its own gzip stays off.
  */
 export function nginxConfig(prefix: string, port: number, upstreams: number[]): string {
   return `worker_processes 1;
@@ -49,6 +50,7 @@ ${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=1 fail
       proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Proto $scheme;
+      gzip off;
       proxy_next_upstream error timeout http_502 http_503 non_idempotent;
       proxy_next_upstream_tries 3;
     }

@@ -27,6 +27,17 @@ function limitsFromEnv(env: NodeJS.ProcessEnv): { maxBodyBytes?: number; maxRequ
   return limits;
 }
 
+/** The variable that turns off compressed answers (docs/daily-sync.md): `off`, or `on` (the default). */
+export const COMPRESSION_ENV = "MDQ_CLIENT_COMPRESSION";
+
+/** Whether `env` asks for compressed answers; INVALID_CONFIG (exit 2) for a value other than on or off. */
+function compressionFromEnv(env: NodeJS.ProcessEnv): boolean {
+  const text = env[COMPRESSION_ENV];
+  if (text === undefined || text === "" || text === "on") return true;
+  if (text === "off") return false;
+  throw new MdqClientError("INVALID_CONFIG", `${COMPRESSION_ENV} must be on or off`);
+}
+
 /** A client for the app and brand named by `MDQ_*` in `env`; throws INVALID_CONFIG (exit 2) if one is missing. */
 export function clientFromEnv(
   env: NodeJS.ProcessEnv = process.env,
@@ -35,6 +46,7 @@ export function clientFromEnv(
   return new MdqClient({
     ...clientConfigFromEnv(env),
     ...limitsFromEnv(env),
+    compression: compressionFromEnv(env),
     userAgent: "mdq-client-cli/0.1",
     ...(onEvent ? { onEvent } : {}),
   });

@@ -14,9 +14,6 @@
  */
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import * as zlib from "node:zlib";
-import { constants, createGzip } from "node:zlib";
-import negotiate from "@fastify/accept-negotiator";
 import {
   type CurrencyCode,
   DATA_VERSION_HEADER,
@@ -36,6 +33,13 @@ import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
+import {
+  CONTENT_CODINGS,
+  type CodingLevels,
+  type ContentCoding,
+  compressor,
+  negotiateContentCoding,
+} from "../plugins/content-codings.js";
 import { methodNotAllowed, refuseMethod, sendGraphQLError } from "../plugins/error-responses.js";
 import type { RecordExport, RecordExports } from "../store/export/record-export.js";
 import { arrowWriter } from "./arrow-writer.js";
@@ -75,25 +79,14 @@ const EXPORT_WRITERS: Readonly<Record<ExportFormat, ExportWriter>> = Object.free
   arrow: { mediaType: EXPORT_MEDIA_TYPES.arrow, writer: arrowWriter },
 });
 
-/** A compressing stream for a content coding, by name. */
-type Encoder = () => NodeJS.ReadWriteStream;
-
 /**
- * The content codings the text formats may be sent in, preferred first: zstd where Node has it
- * (22.15 and later; Node 20 has not, and then only gzip is offered), then gzip.
+ * The content codings the text formats may be sent in (docs/api.md "Bulk export"), preferred
+ * first: zstd where Node has it (22.15 and later; Node 20 has not, and then only gzip is offered),
+ * then gzip.
  */
-const ENCODERS: ReadonlyMap<string, Encoder> = new Map<string, Encoder>([
-  ...(typeof (zlib as { createZstdCompress?: unknown }).createZstdCompress === "function"
-    ? [
-        [
-          "zstd",
-          () => (zlib as unknown as { createZstdCompress(): NodeJS.ReadWriteStream }).createZstdCompress(),
-        ] as const,
-      ]
-    : []),
-  ["gzip", () => createGzip({ level: constants.Z_BEST_SPEED })],
-]);
-const ENCODINGS = [...ENCODERS.keys()];
+const EXPORT_CODINGS: readonly ContentCoding[] = CONTENT_CODINGS.filter((coding) => coding !== "br");
+/** An export streams flat out: gzip's fastest level, zstd's default (brotli is not offered). */
+const EXPORT_LEVELS: CodingLevels = Object.freeze({ zstd: 3, br: 1, gzip: 1 });
 
 /**
  * The body's chunks: the rows as the engine writes them (the text formats between the writer's
@@ -161,9 +154,8 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     }
 
     const encoding = TEXT_EXPORT_FORMATS.has(format)
-      ? negotiate(request.headers["accept-encoding"] ?? "", ENCODINGS)
+      ? negotiateContentCoding(request.headers["accept-encoding"], EXPORT_CODINGS)
       : null;
-    const encoder = encoding === null ? undefined : ENCODERS.get(encoding);
     reply.hijack();
     const headers: Record<string, string | number | string[]> = {};
     for (const [name, value] of Object.entries(reply.getHeaders()))
@@ -183,8 +175,8 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     reply.raw.writeHead(200, headers);
     const chunks = bodyChunks(opened, format, EXPORT_WRITERS[format].writer(currency));
     const body = Readable.from(options.turns.paced(chunks), { objectMode: false });
-    const streams: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = encoder
-      ? [body, encoder(), reply.raw]
+    const streams: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = encoding
+      ? [body, compressor(encoding, EXPORT_LEVELS), reply.raw]
       : [body, reply.raw];
     try {
       await pipeline(streams);

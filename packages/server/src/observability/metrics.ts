@@ -129,6 +129,12 @@ export class ServiceMetrics {
     labelNames: ["class"] as const,
     registers: [this.registry],
   });
+  readonly compressionBytes = new Counter({
+    name: "mdq_compression_bytes_total",
+    help: "Bytes of compressed answers, by encoding (zstd, br, gzip) and stage: before or after compression.",
+    labelNames: ["encoding", "stage"] as const,
+    registers: [this.registry],
+  });
   /** Registered only when Redis is configured, so that a single instance does not report it down. */
   private redisUpGauge: Gauge | undefined;
 
