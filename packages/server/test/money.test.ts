@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import type { FxRate, StoredRecord } from "../src/store/store.js";
+import type { FxRate, StoredRecord } from "../src/store/model/store.js";
 
 const BRAND = "brand-money";
 const APP = "app-money";

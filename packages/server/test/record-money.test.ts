@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { divHalfEven, FxHistory, MoneyConverter } from "../src/store/record-money.js";
+import { divHalfEven, FxHistory, MoneyConverter } from "../src/store/sql/record-money.js";
 
 describe("record money in JavaScript", () => {
   it("divides rounding half to even by magnitude, giving negative amounts their sign back", () => {

@@ -32,7 +32,7 @@ import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
 import { methodNotAllowed, refuseMethod, sendGraphQLError } from "../plugins/error-responses.js";
-import type { RecordExport, RecordExports } from "../store/export/record-export.js";
+import type { RecordExport, RecordExports } from "../store/reads/export/record-export.js";
 import { exportRequestOf } from "./export-request.js";
 import { EXPORT_RETRY_AFTER_SECONDS, type ExportSlots } from "./export-slots.js";
 import type { ExportTurns } from "./export-turns.js";

@@ -19,7 +19,7 @@ import {
 import { MdqError } from "../errors.js";
 import { type Caller, type FilterArgument, scopeOf } from "../graphql/arguments.js";
 import { parseDataVersion } from "../graphql/data-version-text.js";
-import type { ExportQuery } from "../store/export/record-export.js";
+import type { ExportQuery } from "../store/reads/export/record-export.js";
 
 /** A validated export request. */
 export interface ExportRequest {

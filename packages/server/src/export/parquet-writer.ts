@@ -9,8 +9,8 @@
  */
 import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField, toEpochDay } from "@mdq/contract";
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
-import { PARQUET_ROW_GROUP_ROWS } from "../store/export/export-sql.js";
-import { batchValues, type ExportBatch } from "../store/export/record-export.js";
+import { PARQUET_ROW_GROUP_ROWS } from "../store/reads/export/export-sql.js";
+import { batchValues, type ExportBatch } from "../store/reads/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 /** The schema's column of each field. */

@@ -4,7 +4,7 @@
  * bytes. The store hands values, never text.
  */
 import type { CurrencyCode, ExportFormat } from "@mdq/contract";
-import type { ExportBatch } from "../store/export/record-export.js";
+import type { ExportBatch } from "../store/reads/export/record-export.js";
 import { arrowWriter } from "./arrow-writer.js";
 import { csvWriter } from "./csv-writer.js";
 import { ndjsonWriter } from "./ndjson-writer.js";
