@@ -314,7 +314,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
         ...state.flatMap((value) => value.params),
         app.appClientId,
       ]);
-      await stampNarrowingChange(sqlRun(connection), before, app);
+      await stampNarrowingChange(sqlRun(connection), DUCKDB_DIALECT, before, app);
     });
   }
 
@@ -366,7 +366,8 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
         );
       const before = await grantsNow();
       await work(connection);
-      if ((await grantsNow()) !== before) await stampGrantChange(sqlRun(connection), brandId, change, grants);
+      if ((await grantsNow()) !== before)
+        await stampGrantChange(sqlRun(connection), DUCKDB_DIALECT, brandId, change, grants);
     });
   }
 

@@ -6,6 +6,9 @@
 
 type Row = Record<string, unknown>;
 
+/** A value bound to a statement's placeholder (sql/statement.ts `Statement.bind`). */
+export type SqlValue = string | number | bigint | null;
+
 /** Runs one statement on the caller's connection (inside its transaction or snapshot). */
 export type SqlRun = (sql: string, params?: readonly unknown[]) => Promise<Row[]>;
 
@@ -39,7 +42,7 @@ export type InSnapshot = <Result>(read: (reader: SnapshotReader) => Promise<Resu
 /** SQL text with its positional parameters (`?` or `$n`, per dialect). */
 export interface PlannedSql {
   sql: string;
-  params: (string | number | bigint)[];
+  params: SqlValue[];
 }
 
 /** A planned page query: the SQL and, per leading result column, the GraphQL field it fills. */

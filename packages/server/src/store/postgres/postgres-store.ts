@@ -159,7 +159,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
           WHERE app_client_id = $1`,
         [app.appClientId, app.name, ...appStateValues(app)],
       );
-      await stampNarrowingChange(sqlRun(client), before, app);
+      await stampNarrowingChange(sqlRun(client), POSTGRES_DIALECT, before, app);
     });
   }
 
@@ -199,7 +199,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
         grants.markets ?? [],
         grants.dataSources ?? [],
       ]);
-      if ((changed.rowCount ?? 0) > 0) await stampGrantChange(sqlRun(client), brandId, change, grants);
+      if ((changed.rowCount ?? 0) > 0)
+        await stampGrantChange(sqlRun(client), POSTGRES_DIALECT, brandId, change, grants);
     });
   }
 

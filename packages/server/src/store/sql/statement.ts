@@ -2,7 +2,7 @@
  * One statement being planned: its parameters, bound in the order their placeholders appear
  * (`Statement.bind`, the one way a value enters a statement), and the row counts written into it.
  */
-import type { PlannedSql, SqlDialect } from "../model/engine.js";
+import type { PlannedSql, SqlDialect, SqlValue } from "../model/engine.js";
 
 /** The parameters of one statement being planned, and the dialect it is written in. */
 export class Statement {
@@ -11,7 +11,7 @@ export class Statement {
   constructor(readonly dialect: SqlDialect) {}
 
   /** Adds a parameter and returns its placeholder; call in the order placeholders appear. */
-  bind = (value: string | number | bigint): string => {
+  bind = (value: SqlValue): string => {
     this.params.push(value);
     return this.dialect.placeholder(this.params.length);
   };
@@ -27,4 +27,16 @@ export class Statement {
 export function rowCount(rows: number): string {
   if (!Number.isSafeInteger(rows) || rows < 0) throw new Error(`not a row count: ${rows}`);
   return String(rows);
+}
+
+/**
+ * The text `write` makes and the values it bound, in the order their placeholders appear, as the
+ * arguments of an `SqlRun` (a write's statement on its transaction's connection).
+ */
+export function bound(
+  dialect: SqlDialect,
+  write: (bind: Statement["bind"]) => string,
+): [sql: string, params: PlannedSql["params"]] {
+  const statement = new Statement(dialect);
+  return [write(statement.bind), statement.params];
 }

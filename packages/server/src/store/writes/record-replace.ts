@@ -2,14 +2,15 @@
  * The last step of every load, one algorithm for both engines: the load's rows (in a staging
  * table, or copied from a file straight into `records`, `LoadedRows`) replace the brand's rows
  * they cover (whole days, or (day, data source) pairs with `--replace sources`), and the load is
- * logged and stamped with a data version. Every statement uses `$n` placeholders and SQL both
- * engines read alike; the caller's transaction makes it all or nothing.
+ * logged and stamped with a data version. Every statement binds its values with `Statement.bind`
+ * (sql/statement.ts `bound`) and is SQL both engines read alike; the caller's transaction makes it all or nothing.
  */
 import { randomBytes } from "node:crypto";
 import type { SqlDialect, SqlRun } from "../model/engine.js";
 import type { LoadOrigin, LoadSummary } from "../model/store.js";
 import { RecordIdConflictError } from "../model/store-errors.js";
 import { rolledUpTableOf } from "../sql/rollup-table.js";
+import { bound } from "../sql/statement.js";
 import { rollUpLoad, rollUpStaged } from "./record-rollup.js";
 import { type ReplaceScope, replacedBy } from "./replace-scope.js";
 import { stampLoad } from "./version-stamps.js";
@@ -88,14 +89,17 @@ export interface StagedLoad {
  */
 async function keepsRows(
   run: SqlRun,
+  dialect: SqlDialect,
   brandId: string,
   replace: ReplaceScope,
   rolledUp: string,
 ): Promise<boolean> {
   const [found] = await run(
-    `SELECT count(*) AS kept FROM (SELECT 1 FROM day_row_counts d
-      WHERE d.brand_id = $1 AND NOT ${replacedBy(replace, rolledUp, "d")} LIMIT 1) AS any_kept`,
-    [brandId],
+    ...bound(
+      dialect,
+      (bind) => `SELECT count(*) AS kept FROM (SELECT 1 FROM day_row_counts d
+      WHERE d.brand_id = ${bind(brandId)} AND NOT ${replacedBy(replace, rolledUp, "d")} LIMIT 1) AS any_kept`,
+    ),
   );
   return Number(found?.["kept"] ?? 0) > 0;
 }
@@ -129,14 +133,16 @@ export async function replaceBrandRows(
   // left alone are found first, then joined with the load's: joined first, DuckDB hashed every
   // staged row against every row of the brand (a reload of 10 M rows, none left alone: 1.1 s,
   // and the server's peak RSS at 509 MB; on 1 M rows 76–114 ms against 19–21 ms now).
-  if (await keepsRows(run, brandId, replace, rolledUp)) {
+  if (await keepsRows(run, dialect, brandId, replace, rolledUp)) {
     const loadedIds = "staging" in loaded ? loaded.staging : await loaded.recordIds();
     const clashes = await run(
-      `WITH kept AS (SELECT r.record_id, r.date FROM records r
-          WHERE r.brand_id = $1 AND NOT ${replacedBy(replace, rolledUp, "r")})
+      ...bound(
+        dialect,
+        (bind) => `WITH kept AS (SELECT r.record_id, r.date FROM records r
+          WHERE r.brand_id = ${bind(brandId)} AND NOT ${replacedBy(replace, rolledUp, "r")})
         SELECT s.record_id, ${dialect.formatDate("k.date")} AS kept_day FROM kept k
         JOIN ${loadedIds} s ON s.record_id = k.record_id ORDER BY s.record_id LIMIT 5`,
-      [brandId],
+      ),
     );
     if (clashes.length > 0) {
       throw new RecordIdConflictError(
@@ -147,22 +153,28 @@ export async function replaceBrandRows(
       );
     }
   }
-  await run(`DELETE FROM records WHERE brand_id = $1 AND ${replacedBy(replace, rolledUp, "records")}`, [
-    brandId,
-  ]);
+  await run(
+    ...bound(
+      dialect,
+      (bind) =>
+        `DELETE FROM records WHERE brand_id = ${bind(brandId)} AND ${replacedBy(replace, rolledUp, "records")}`,
+    ),
+  );
   const columns = STAGING_COLUMNS.join(", ");
   let rows: number;
   if ("staging" in loaded) {
     await run(
-      `INSERT INTO records (brand_id, ${columns})
-        SELECT CAST($1 AS VARCHAR), ${columns} FROM ${loaded.staging}${loaded.sorted ? "" : ` ORDER BY ${STORED_ORDER}`}`,
-      [brandId],
+      ...bound(
+        dialect,
+        (bind) => `INSERT INTO records (brand_id, ${columns})
+        SELECT CAST(${bind(brandId)} AS VARCHAR), ${columns} FROM ${loaded.staging}${loaded.sorted ? "" : ` ORDER BY ${STORED_ORDER}`}`,
+      ),
     );
     rows = loaded.rows;
   } else {
     rows = await loaded.write();
   }
-  await stampLoad(run, { brandId, rolledUp, replace, now: new Date() });
+  await stampLoad(run, dialect, { brandId, rolledUp, replace, now: new Date() });
   await rollUpLoad(run, dialect, { brandId, rolledUp, replace });
   const [range] = await run(
     `SELECT ${dialect.formatDate("min(date)")} AS first_day, ${dialect.formatDate("max(date)")} AS last_day,
@@ -178,9 +190,14 @@ export async function replaceBrandRows(
   const lastDay = (range?.["last_day"] as string | null | undefined) ?? null;
   const loadId = `load_${randomBytes(8).toString("hex")}`;
   await run(
-    `INSERT INTO loads (load_id, brand_id, processing_date, loaded_at, source, rows, first_day, last_day)
-      VALUES ($1, $2, CAST($3 AS DATE), now(), $4, CAST($5 AS BIGINT), CAST($6 AS DATE), CAST($7 AS DATE))`,
-    [loadId, brandId, origin.processingDate, origin.source, String(rows), firstDay, lastDay],
+    ...bound(
+      dialect,
+      (
+        bind,
+      ) => `INSERT INTO loads (load_id, brand_id, processing_date, loaded_at, source, rows, first_day, last_day)
+      VALUES (${bind(loadId)}, ${bind(brandId)}, CAST(${bind(origin.processingDate)} AS DATE), now(), ${bind(origin.source)},
+        CAST(${bind(String(rows))} AS BIGINT), CAST(${bind(firstDay)} AS DATE), CAST(${bind(lastDay)} AS DATE))`,
+    ),
   );
   return {
     loadId,

@@ -12,6 +12,7 @@ import {
   SUM_LAYOUTS,
   SUMMED,
 } from "../sql/rollup-table.js";
+import { bound } from "../sql/statement.js";
 import { type ReplaceScope, replacedBy } from "./replace-scope.js";
 
 /**
@@ -36,12 +37,17 @@ export async function rollUpLoad(
   const { brandId, rolledUp } = load;
   const sums = SUMMED.flatMap(SUM_LAYOUTS[dialect.engine].values);
   await run(
-    `DELETE FROM ${ROLLUP_TABLE} WHERE brand_id = $1 AND ${replacedBy(load.replace, rolledUp, ROLLUP_TABLE)}`,
-    [brandId],
+    ...bound(
+      dialect,
+      (bind) =>
+        `DELETE FROM ${ROLLUP_TABLE} WHERE brand_id = ${bind(brandId)} AND ${replacedBy(load.replace, rolledUp, ROLLUP_TABLE)}`,
+    ),
   );
   await run(
-    `INSERT INTO ${ROLLUP_TABLE} (brand_id, ${rollupColumns(dialect.engine)})
-      SELECT CAST($1 AS VARCHAR), ${KEY_COLUMNS}, rows, ${sums.join(", ")} FROM ${rolledUp}`,
-    [brandId],
+    ...bound(
+      dialect,
+      (bind) => `INSERT INTO ${ROLLUP_TABLE} (brand_id, ${rollupColumns(dialect.engine)})
+      SELECT CAST(${bind(brandId)} AS VARCHAR), ${KEY_COLUMNS}, rows, ${sums.join(", ")} FROM ${rolledUp}`,
+    ),
   );
 }

@@ -18,12 +18,14 @@
  * every change ≤ V of that brand. Every write also bumps the region's `data_generation` (the page
  * cache's generation, page-cache.ts; never shown to a client), always before a brand's counter, so
  * that an FX change (every brand's row) and a load (one brand's row) take their locks in one order.
- * Every statement here uses `$n` placeholders and SQL both engines read alike.
+ * Every statement binds its values with `Statement.bind` (sql/statement.ts `bound`) and is SQL both
+ * engines read alike.
  */
 import type { SqlDialect, SqlRun } from "../model/engine.js";
 import type { App, Grants } from "../model/store.js";
 import { narrowingChanged } from "../sql/row-mapping.js";
 import { grantChangeReason, narrowingChangeReason } from "../sql/scope-reason.js";
+import { bound } from "../sql/statement.js";
 import { type ReplaceScope, replacedBy } from "./replace-scope.js";
 
 type Row = Record<string, unknown>;
@@ -37,12 +39,14 @@ async function bumpGeneration(run: SqlRun): Promise<void> {
  * Takes the brand's next version, after bumping the region's generation (the caller's transaction
  * holds both rows until it commits).
  */
-export async function nextVersion(run: SqlRun, brandId: string): Promise<bigint> {
+export async function nextVersion(run: SqlRun, dialect: SqlDialect, brandId: string): Promise<bigint> {
   await bumpGeneration(run);
   const [row] = await run(
-    `INSERT INTO brand_versions (brand_id, version) VALUES ($1, 1)
+    ...bound(
+      dialect,
+      (bind) => `INSERT INTO brand_versions (brand_id, version) VALUES (${bind(brandId)}, 1)
       ON CONFLICT (brand_id) DO UPDATE SET version = brand_versions.version + 1 RETURNING version`,
-    [brandId],
+    ),
   );
   return BigInt(String(row?.["version"]));
 }
@@ -55,25 +59,34 @@ export async function nextVersion(run: SqlRun, brandId: string): Promise<bigint>
  */
 export async function stampLoad(
   run: SqlRun,
+  dialect: SqlDialect,
   load: { brandId: string; rolledUp: string; replace: ReplaceScope; now: Date },
 ): Promise<bigint> {
-  const version = await nextVersion(run, load.brandId);
+  const version = await nextVersion(run, dialect, load.brandId);
   const { brandId, rolledUp } = load;
   await run(
-    `INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
-      SELECT DISTINCT CAST($1 AS VARCHAR), date, CAST($2 AS BIGINT), CAST($3 AS BIGINT) FROM ${rolledUp}
+    ...bound(
+      dialect,
+      (bind) => `INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
+      SELECT DISTINCT CAST(${bind(brandId)} AS VARCHAR), date, CAST(${bind(version.toString())} AS BIGINT),
+        CAST(${bind(load.now.getTime())} AS BIGINT) FROM ${rolledUp}
       ON CONFLICT (brand_id, date) DO UPDATE SET version = excluded.version, changed_at_ms = excluded.changed_at_ms`,
-    [brandId, version.toString(), load.now.getTime()],
+    ),
   );
   await run(
-    `DELETE FROM day_row_counts WHERE brand_id = $1 AND ${replacedBy(load.replace, rolledUp, "day_row_counts")}`,
-    [brandId],
+    ...bound(
+      dialect,
+      (bind) =>
+        `DELETE FROM day_row_counts WHERE brand_id = ${bind(brandId)} AND ${replacedBy(load.replace, rolledUp, "day_row_counts")}`,
+    ),
   );
   await run(
-    `INSERT INTO day_row_counts (brand_id, date, market, data_source, rows)
-      SELECT CAST($1 AS VARCHAR), date, market, data_source, sum(rows) FROM ${rolledUp}
+    ...bound(
+      dialect,
+      (bind) => `INSERT INTO day_row_counts (brand_id, date, market, data_source, rows)
+      SELECT CAST(${bind(brandId)} AS VARCHAR), date, market, data_source, sum(rows) FROM ${rolledUp}
       GROUP BY date, market, data_source`,
-    [brandId],
+    ),
   );
   return version;
 }
@@ -101,10 +114,12 @@ export async function stampFxChange(
       ON CONFLICT (brand_id) DO UPDATE SET version = brand_versions.version + 1`,
   );
   await run(
-    `INSERT INTO brand_fx_versions (brand_id, version, first_date, changed_at_ms)
-      SELECT v.brand_id, v.version, CAST($1 AS DATE), CAST($2 AS BIGINT)
+    ...bound(
+      dialect,
+      (bind) => `INSERT INTO brand_fx_versions (brand_id, version, first_date, changed_at_ms)
+      SELECT v.brand_id, v.version, CAST(${bind(firstDate)} AS DATE), CAST(${bind(change.now.getTime())} AS BIGINT)
       FROM brand_versions v JOIN brands b ON b.brand_id = v.brand_id`,
-    [firstDate, change.now.getTime()],
+    ),
   );
   return true;
 }
@@ -112,13 +127,17 @@ export async function stampFxChange(
 /** Stamps a change of the brand's grants (`appClientId` null) or of one app's narrowing. */
 async function stampScopeChange(
   run: SqlRun,
+  dialect: SqlDialect,
   change: { brandId: string; appClientId: string | null; reason: string; now: Date },
 ): Promise<bigint> {
-  const version = await nextVersion(run, change.brandId);
+  const version = await nextVersion(run, dialect, change.brandId);
   await run(
-    `INSERT INTO scope_versions (brand_id, version, app_client_id, reason, changed_at_ms)
-      VALUES ($1, CAST($2 AS BIGINT), $3, $4, CAST($5 AS BIGINT))`,
-    [change.brandId, version.toString(), change.appClientId, change.reason, change.now.getTime()],
+    ...bound(
+      dialect,
+      (bind) => `INSERT INTO scope_versions (brand_id, version, app_client_id, reason, changed_at_ms)
+      VALUES (${bind(change.brandId)}, CAST(${bind(version.toString())} AS BIGINT), ${bind(change.appClientId)},
+        ${bind(change.reason)}, CAST(${bind(change.now.getTime())} AS BIGINT))`,
+    ),
   );
   return version;
 }
@@ -126,11 +145,12 @@ async function stampScopeChange(
 /** Stamps a change of the brand's grants (`change` of `grants` changed a row). */
 export function stampGrantChange(
   run: SqlRun,
+  dialect: SqlDialect,
   brandId: string,
   change: "add" | "remove",
   grants: Partial<Grants>,
 ): Promise<bigint> {
-  return stampScopeChange(run, {
+  return stampScopeChange(run, dialect, {
     brandId,
     appClientId: null,
     reason: grantChangeReason(change, grants),
@@ -142,12 +162,17 @@ export function stampGrantChange(
  * After an app's update, in its transaction: stamps a scope change when the app's narrowing differs
  * from `before`, its stored `markets` and `data_sources` as read before the update.
  */
-export async function stampNarrowingChange(run: SqlRun, before: Row | undefined, app: App): Promise<void> {
+export async function stampNarrowingChange(
+  run: SqlRun,
+  dialect: SqlDialect,
+  before: Row | undefined,
+  app: App,
+): Promise<void> {
   if (!before) return;
   const list = (value: unknown) => (Array.isArray(value) ? value.map(String) : null);
   const stored = { ...app, markets: list(before["markets"]), dataSources: list(before["data_sources"]) };
   if (!narrowingChanged(stored, app)) return;
-  await stampScopeChange(run, {
+  await stampScopeChange(run, dialect, {
     brandId: app.brandId,
     appClientId: app.appClientId,
     reason: narrowingChangeReason(app.appClientId),
