@@ -70,8 +70,8 @@ async function openBuild(dist) {
   const server = pathToFileURL(`${resolve(dist)}/src/`);
   const { addDays, openDuckDbStore, todayIn } = await import(new URL("index.js", server));
   const { recordsJson } = await import(new URL("graphql/records-json.js", server));
-  const { RECORD_FIELDS } = await import(new URL("store/query-request.js", server));
-  const { READ_AHEAD_ROWS } = await import(new URL("store/page-cache.js", server));
+  const { RECORD_FIELDS } = await import(new URL("store/model/query-request.js", server));
+  const { READ_AHEAD_ROWS } = await import(new URL("store/decorators/page-cache.js", server));
   const { DEFAULT_DUCKDB_THREADS } = await import(new URL("config.js", server));
   const copy = await mkdtemp(join(tmpdir(), "mdq-page-encode-"));
   await cp(values.data, copy, { recursive: true });

@@ -8,13 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { addDays, openDuckDbStore, seedDemoRegion, todayIn } from "../packages/server/dist/src/index.js";
+import { RECORD_FIELDS } from "../packages/server/dist/src/store/model/query-request.js";
+import { planAggregatePage } from "../packages/server/dist/src/store/reads/aggregate/aggregate-plan.js";
 import {
-  planAggregatePage,
   planRecordsDayCurrencies,
   planRecordsPage,
-} from "../packages/server/dist/src/store/query-planner.js";
-import { RECORD_FIELDS } from "../packages/server/dist/src/store/query-request.js";
-import { DUCKDB_DIALECT } from "../packages/server/dist/src/store/sql-dialect.js";
+} from "../packages/server/dist/src/store/reads/records/records-plan.js";
+import { DUCKDB_DIALECT } from "../packages/server/dist/src/store/sql/sql-dialect.js";
 import { benchArgs } from "./harness/bench-args.mjs";
 import { acmeScope } from "./harness/queries.mjs";
 

@@ -17,16 +17,16 @@ import Fastify from "fastify";
 import { dataVersionText } from "../../packages/server/dist/src/graphql/data-version-text.js";
 import { DUCKDB_FILE } from "../../packages/server/dist/src/index.js";
 import { ConnectionPool } from "../../packages/server/dist/src/store/duckdb/connection-pool.js";
+import { RECORD_FIELDS } from "../../packages/server/dist/src/store/model/query-request.js";
+import { planAggregatePage } from "../../packages/server/dist/src/store/reads/aggregate/aggregate-plan.js";
+import { planFxRates } from "../../packages/server/dist/src/store/reads/fx-rates/fx-rates-plan.js";
 import {
-  planAggregatePage,
-  planDataVersion,
-  planFxRates,
   planRecordsDayCurrencies,
   planRecordsPage,
-} from "../../packages/server/dist/src/store/query-planner.js";
-import { RECORD_FIELDS } from "../../packages/server/dist/src/store/query-request.js";
-import { FxHistory, MoneyConverter } from "../../packages/server/dist/src/store/record-money.js";
-import { DUCKDB_DIALECT } from "../../packages/server/dist/src/store/sql-dialect.js";
+} from "../../packages/server/dist/src/store/reads/records/records-plan.js";
+import { planDataVersion } from "../../packages/server/dist/src/store/reads/versions/versions-plan.js";
+import { FxHistory, MoneyConverter } from "../../packages/server/dist/src/store/sql/record-money.js";
+import { DUCKDB_DIALECT } from "../../packages/server/dist/src/store/sql/sql-dialect.js";
 import { AGGREGATE_GROUP_BY, AGGREGATE_METRICS, kindOf } from "../harness/queries.mjs";
 
 const { values } = parseArgs({

@@ -1,6 +1,6 @@
 // The GraphQL documents every contender is asked, and how a bare route reads the same request:
 // one source, so that MDQ, graphql-yoga and the bare routes answer the very same question.
-import { RECORD_FIELDS } from "../../packages/server/dist/src/store/query-request.js";
+import { RECORD_FIELDS } from "../../packages/server/dist/src/store/model/query-request.js";
 
 /**
  * The rows brand-acme's first demo app may read from `from` to `to` (its granted markets and data

@@ -38,7 +38,7 @@ export interface ServiceConfig {
   readonly databaseStatementTimeoutMs: number;
   /** Redis connection string; set, N instances share one rate limit and hear each other's changes. */
   readonly redisUrl: string | null;
-  /** Memory for answered pages, valid for one data generation (store/page-cache.ts); 0 turns it off. */
+  /** Memory for answered pages, valid for one data generation (store/decorators/page-cache.ts); 0 turns it off. */
   readonly pageCacheMb: number;
   /** Threads DuckDB runs each statement on (embedded store only); 0: one per core, DuckDB's default. */
   readonly duckdbThreads: number;
@@ -60,7 +60,7 @@ export interface ServiceConfig {
   readonly exportLanes: number;
   /**
    * Connections of the embedded store an export writes its windows on while it is the only export
-   * open (store/export/duckdb-export.ts); 1 writes them one after another.
+   * open (store/duckdb/duckdb-export.ts); 1 writes them one after another.
    */
   readonly duckdbExportConnections: number;
   /**
@@ -82,7 +82,7 @@ export interface ServiceConfig {
 
 /**
  * The page cache's memory for answered pages by default, in MB (the pages a walk reads ahead wait
- * apart, within as much again: store/page-cache.ts). 32 rather than 64: the server's peak RSS at
+ * apart, within as much again: store/decorators/page-cache.ts). 32 rather than 64: the server's peak RSS at
  * demo scale 600 under 8 concurrent walks fell from 478–486 MB to 416–463 MB
  * (`bench/serve-memory.mjs --cold`, issue 17); a cold walk reads each page once, so the answered
  * pages serve only repeats.

@@ -19,15 +19,6 @@ export { generateAppClientId, generateAppSecret, hashAppSecret } from "./oauth/a
 export { type KeyInfo, KeyRing } from "./oauth/signing-keys.js";
 export { buildService, type Service, type ServiceParts, startService } from "./server.js";
 export { DUCKDB_FILE, DuckDbStore, openDuckDbStore } from "./store/duckdb/duckdb-store.js";
-export { migrateDatabase, type OpenStoreOptions, openStore } from "./store/open-store.js";
-export {
-  LATEST_SCHEMA_VERSION,
-  MIGRATIONS,
-  type Migration,
-  migrationId,
-} from "./store/postgres/migrations.js";
-export { POSTGRES_SESSION_OPTIONS, type PostgresConnectionOptions } from "./store/postgres/postgres-pool.js";
-export { openPostgresStore, PostgresStore, SchemaVersionError } from "./store/postgres/postgres-store.js";
 export {
   type App,
   type Brand,
@@ -39,13 +30,24 @@ export {
   keepsKeyRing,
   type LoadSummary,
   loadsParquet,
-  MissingFxRateError,
   type ParquetLoads,
-  RecordIdConflictError,
   type RecordLoads,
   type RecordReads,
   type Store,
   type StoreConnection,
   type StoredRecord,
+} from "./store/model/store.js";
+export {
+  MissingFxRateError,
+  RecordIdConflictError,
   StoreUnavailableError,
-} from "./store/store.js";
+} from "./store/model/store-errors.js";
+export { migrateDatabase, type OpenStoreOptions, openStore } from "./store/open-store.js";
+export {
+  LATEST_SCHEMA_VERSION,
+  MIGRATIONS,
+  type Migration,
+  migrationId,
+} from "./store/postgres/migrations.js";
+export { POSTGRES_SESSION_OPTIONS, type PostgresConnectionOptions } from "./store/postgres/postgres-pool.js";
+export { openPostgresStore, PostgresStore, SchemaVersionError } from "./store/postgres/postgres-store.js";

@@ -33,9 +33,9 @@ import { useMetrics } from "./plugins/metrics-hook.js";
 import { useRateLimit } from "./plugins/rate-limit-hook.js";
 import { acceptRawBodies } from "./plugins/request-body.js";
 import { useResponseCompression } from "./plugins/response-compression.js";
-import { exportsRecords } from "./store/export/record-export.js";
-import { withPageCache } from "./store/page-cache.js";
-import type { Store } from "./store/store.js";
+import { withPageCache } from "./store/decorators/page-cache.js";
+import type { Store } from "./store/model/store.js";
+import { exportsRecords } from "./store/reads/export/record-export.js";
 import { sweepWorkDirs } from "./work-dirs.js";
 
 /** What a running service holds. */

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AppDirectory } from "../src/oauth/app-directory.js";
-import type { App, Store } from "../src/store/store.js";
+import type { App, Store } from "../src/store/model/store.js";
 
 /** A store that knows one app, "known", and counts how often each app is looked up. */
 function countingStore(): { store: Store; lookups: Map<string, number> } {

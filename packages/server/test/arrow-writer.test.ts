@@ -9,8 +9,8 @@ import { describe, it } from "node:test";
 import { RECORD_FIELDS, type RecordField } from "@mdq/contract";
 import { tableFromIPC } from "apache-arrow";
 import { arrowWriter } from "../src/export/arrow-writer.js";
-import type { ExportBatch } from "../src/store/export/record-export.js";
-import type { RecordColumn, Utf8Column } from "../src/store/store.js";
+import type { RecordColumn, Utf8Column } from "../src/store/model/store.js";
+import type { ExportBatch } from "../src/store/reads/export/record-export.js";
 
 const WHOLE = [
   0,

@@ -1,5 +1,5 @@
 /**
- * Per-brand data versions in a store that predates them (store/data-versions.ts,
+ * Per-brand data versions in a store that predates them (store/writes/version-stamps.ts,
  * BRAND_VERSION_BACKFILL): each FX change stamped from the region's counter is copied to every
  * brand and each brand's counter starts at the greatest of its stamps, so that versions keep
  * growing for a client that stored one; the DuckDB store does it when it opens, PostgreSQL's

@@ -19,13 +19,13 @@ import { stringify } from "csv-stringify/sync";
 import pg from "pg";
 import { addDays } from "../src/calendar.js";
 import { buildService, type Service } from "../src/server.js";
-import { PARQUET_ROW_GROUP_ROWS } from "../src/store/export/export-sql.js";
+import type { Store, StoredRecord } from "../src/store/model/store.js";
+import { PARQUET_ROW_GROUP_ROWS } from "../src/store/reads/export/export-sql.js";
 import {
   FIRST_WINDOW_ROWS,
   type RecordExport,
   type RecordExports,
-} from "../src/store/export/record-export.js";
-import type { Store, StoredRecord } from "../src/store/store.js";
+} from "../src/store/reads/export/record-export.js";
 import {
   changesRegion,
   duckdbEngine,
@@ -36,7 +36,7 @@ import {
 /**
  * Days before the demo's range holding a bulk of rows (EUR, so no rate is needed): bodies far larger
  * than socket buffers, and more rows than the first export window and a later one hold
- * (record-export.ts), so that a text export writes windows ahead (store/export/duckdb-export.ts).
+ * (record-export.ts), so that a text export writes windows ahead (store/duckdb/duckdb-export.ts).
  */
 const BULK_DAYS = 300;
 const BULK_ROWS_PER_DAY = 400;

@@ -16,9 +16,9 @@ import { type ConfigInput, loadConfig, type ServiceConfig } from "../src/config.
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import type { Store } from "../src/store/model/store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import type { Store } from "../src/store/store.js";
 
 /** Data days the region holds, ending yesterday. */
 export const DAYS = 60;

@@ -1,6 +1,6 @@
 /**
  * Money converted in SQL runs on BIGINT where a row's amount × rate fits, and on the engine's wide
- * integer where it does not (query-planner.ts `convertedDivision`). On both stores, on both sides
+ * integer where it does not (store/sql/money-conversion.ts `convertedDivision`). On both stores, on both sides
  * of that edge and far past it, SQL gives what record-money.ts gives in JavaScript:
  * - an export's rows (converted in SQL) equal a records page's (converted in JavaScript);
  * - aggregates read from the records (a campaign filter; SQL) equal the rollup's (JavaScript);
@@ -10,14 +10,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CurrencyCode } from "@mdq/contract";
 import { recordObjects } from "../src/graphql/records-json.js";
+import { type AggregateQuery, RECORD_FIELDS, type RecordsQuery } from "../src/store/model/query-request.js";
+import type { StoredRecord } from "../src/store/model/store.js";
 import {
   batchValues,
   type ExportQuery,
   FIRST_WINDOW_ROWS,
   type RecordExports,
-} from "../src/store/export/record-export.js";
-import { type AggregateQuery, RECORD_FIELDS, type RecordsQuery } from "../src/store/query-request.js";
-import type { StoredRecord } from "../src/store/store.js";
+} from "../src/store/reads/export/record-export.js";
 import { type FreshStore, onDuckDb, onPostgres } from "./fresh-stores.js";
 
 const BRAND = "width-brand";

@@ -1,5 +1,5 @@
 /**
- * CRLF record ends for PostgreSQL's CSV (store/export/export-sql.ts `crlfRecords`): PostgreSQL's
+ * CRLF record ends for PostgreSQL's CSV (store/reads/export/export-sql.ts `crlfRecords`): PostgreSQL's
  * writer ends each record with LF alone, and the export's CSV ends them with CRLF, as csv-writer.ts
  * (csv-stringify) does, while a line break inside a quoted cell stays as it is. The body comes in
  * chunks cut anywhere, so every cut of the text is tried.
@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { stringify } from "csv-stringify/sync";
-import { crlfRecords } from "../src/store/export/export-sql.js";
+import { crlfRecords } from "../src/store/reads/export/export-sql.js";
 
 /** Cells as a spreadsheet would meet them: quotes, commas, line breaks of every kind, empties. */
 const ROWS: string[][] = [

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CURRENCIES, CURRENCY_CODES } from "../src/currencies.js";
 import { type DemoOptions, demoRecordCount, demoRecords, planDemo } from "../src/demo/demo-data.js";
-import type { StoredRecord } from "../src/store/store.js";
+import type { StoredRecord } from "../src/store/model/store.js";
 
 const OPTIONS: DemoOptions = { today: "2026-03-18", days: 30, scale: 1 };
 

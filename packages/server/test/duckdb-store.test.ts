@@ -11,8 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { DEFAULT_DUCKDB_THREADS, DEFAULT_LOAD_MEMORY_MB, loadConfig } from "../src/config.js";
 import { APPEND_MEMORY_MB, type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { loadsParquet, type StoredRecord } from "../src/store/model/store.js";
 import { openStore } from "../src/store/open-store.js";
-import { loadsParquet, type StoredRecord } from "../src/store/store.js";
 
 /** Writes a Parquet file of stored records (one on 2021-03-01) with DuckDB's own COPY. */
 /** A stored record of `date` with id `recordId`, the other fields alike unless `fields` says. */

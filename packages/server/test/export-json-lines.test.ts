@@ -16,11 +16,11 @@ import { type MarketingRecord, RECORD_FIELDS, type RecordField } from "@mdq/cont
 import { connectTo, createTestDatabase, type TestDatabase } from "@mdq/test-support";
 import fc from "fast-check";
 import type pg from "pg";
-import { LINES } from "../src/store/export/duckdb-export.js";
-import { NUMBER_FIELDS, planExportLines } from "../src/store/export/export-sql.js";
-import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../src/store/sql-dialect.js";
+import { LINES } from "../src/store/duckdb/duckdb-export.js";
+import { NUMBER_FIELDS, planExportLines } from "../src/store/reads/export/export-sql.js";
+import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../src/store/sql/sql-dialect.js";
 
-/** A row as the export's read yields it (query-planner.ts `planRecordsExport`'s columns). */
+/** A row as the export's read yields it (store/reads/export/export-plan.ts `planRecordsExport`'s columns). */
 type Row = MarketingRecord;
 
 /** The kind of `field` in the export's read: counts integers, the other numbers doubles. */

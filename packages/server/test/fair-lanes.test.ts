@@ -13,9 +13,9 @@ import type { LightMyRequestResponse } from "fastify";
 import { loadConfig, type ServiceConfig } from "../src/config.js";
 import { heavyLimits } from "../src/limits/request-lanes.js";
 import { buildService, type Service } from "../src/server.js";
-import type { AggregateQuery, RecordsQuery } from "../src/store/query-request.js";
-import type { PageResult, RecordsPage, Store } from "../src/store/store.js";
-import { StoreDecorator } from "../src/store/store-decorator.js";
+import { StoreDecorator } from "../src/store/decorators/store-decorator.js";
+import type { AggregateQuery, RecordsQuery } from "../src/store/model/query-request.js";
+import type { PageResult, RecordsPage, Store } from "../src/store/model/store.js";
 import { CHANGES, changesRegion, duckdbEngine, postgresEngine, READINESS } from "./changes-harness.js";
 
 const RECORDS =

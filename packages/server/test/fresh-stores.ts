@@ -4,10 +4,10 @@
  */
 import { createTestDatabase } from "@mdq/test-support";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
-import type { RecordExports } from "../src/store/export/record-export.js";
+import type { Store } from "../src/store/model/store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import type { Store } from "../src/store/store.js";
+import type { RecordExports } from "../src/store/reads/export/record-export.js";
 
 /** A store of either engine, its exports included. */
 export type FreshStore = Store & RecordExports;

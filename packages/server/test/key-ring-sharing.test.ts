@@ -23,9 +23,9 @@ import {
   storeKeyRingStorage,
 } from "../src/oauth/signing-keys.js";
 import { buildService, type Service } from "../src/server.js";
+import type { KeyRingStore } from "../src/store/model/store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/postgres-store.js";
-import type { KeyRingStore } from "../src/store/store.js";
 
 const LIFETIME_SECONDS = 3600;
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";

@@ -15,7 +15,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import { loadConfig } from "../src/config.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
-import type { Store } from "../src/store/store.js";
+import type { Store } from "../src/store/model/store.js";
 import { postgresEngine } from "./changes-harness.js";
 
 /** The load's DuckDB limit: past the configuration's floor, set on the store and the config. */

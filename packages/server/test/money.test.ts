@@ -11,12 +11,12 @@
  * (e6). A record's amount in target T, in T's minor units, is
  *   a_e4 × rate(T) ÷ (rate(source) × 10^(4 − minorUnits(T))), rounded half to even,
  * and an aggregate sums a_e4 × rate(T) × 10⁴ ÷ rate(source) per row (10⁻⁸ units, half-even),
- * then rounds the sum half-even to T's minor unit (`src/store/query-planner.ts`).
+ * then rounds the sum half-even to T's minor unit (`src/store/reads/`).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import type { FxRate, StoredRecord } from "../src/store/store.js";
+import type { FxRate, StoredRecord } from "../src/store/model/store.js";
 
 const BRAND = "brand-money";
 const APP = "app-money";

@@ -1,6 +1,6 @@
 /**
  * A page sorted by the day alone, read over the days it spans, joins its rows in the order the
- * cut hands them (query-planner.ts `PlannedPackedPage.inCutOrder`), which the engine does not
+ * cut hands them (store/reads/records/records-plan.ts `PlannedPackedPage.inCutOrder`), which the engine does not
  * promise: the reader checks that order (packed-page.ts `inDayOrder`) and reads the page again
  * sorted when it does not hold. Checked against a reference order, and through the real DuckDB
  * engine answering the cut's rows out of order.
@@ -14,13 +14,15 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import fc from "fast-check";
 import { addDays } from "../src/calendar.js";
 import { seedDemoRegion } from "../src/demo/demo-seed.js";
-import { DUCKDB_FILE, openDuckDbStore, snapshotReader } from "../src/store/duckdb/duckdb-store.js";
-import { inDayOrder, PackedKind, packedPages } from "../src/store/packed-page.js";
-import { readRecordsPages, type SnapshotReader } from "../src/store/page-reads.js";
-import { PACKED_VALUE_SEPARATOR } from "../src/store/query-planner.js";
-import type { RecordsQuery } from "../src/store/query-request.js";
-import { RECORD_FIELDS } from "../src/store/query-request.js";
-import { WalkMemory } from "../src/store/walk-memory.js";
+import { snapshotReader } from "../src/store/duckdb/duckdb-snapshot.js";
+import { DUCKDB_FILE, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import type { SnapshotReader } from "../src/store/model/engine.js";
+import type { RecordsQuery } from "../src/store/model/query-request.js";
+import { RECORD_FIELDS } from "../src/store/model/query-request.js";
+import { inDayOrder, PackedKind, packedPages } from "../src/store/reads/records/packed-page.js";
+import { readRecordsPages } from "../src/store/reads/records/records-reader.js";
+import { WalkMemory } from "../src/store/reads/walk-memory.js";
+import { PACKED_VALUE_SEPARATOR } from "../src/store/sql/packed-format.js";
 
 /** Whether rows of (day, record id) run in a day sort's order: ids by their UTF-8 bytes. */
 function inReferenceOrder(rows: readonly (readonly [string, string])[], direction: "ASC" | "DESC"): boolean {

@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { PackedKind, packedPages } from "../src/store/packed-page.js";
-import { PACKED_VALUE_SEPARATOR } from "../src/store/query-planner.js";
-import { textValue, type Utf8Column } from "../src/store/store.js";
+import { textValue, type Utf8Column } from "../src/store/model/store.js";
+import { PackedKind, packedPages } from "../src/store/reads/records/packed-page.js";
+import { PACKED_VALUE_SEPARATOR } from "../src/store/sql/packed-format.js";
 
 /** The bytes of `rows` packed as the planner packs them: every value parted by the separator. */
 function packed(rows: readonly (readonly string[])[]): Buffer {

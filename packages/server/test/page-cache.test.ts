@@ -1,5 +1,5 @@
 /**
- * The page cache (store/page-cache.ts) never serves a stale page: two instances on one PostgreSQL
+ * The page cache (store/decorators/page-cache.ts) never serves a stale page: two instances on one PostgreSQL
  * database, each with its own cache; a load or an FX change made through one instance is in the
  * other's very next answer. And it is used: a repeated query is a hit (mdq_page_cache_lookups_total).
  */
@@ -15,9 +15,9 @@ import { loadConfig } from "../src/config.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { RECORD_COLUMNS } from "../src/load/records-file.js";
 import { buildService, type Service } from "../src/server.js";
+import type { Store } from "../src/store/model/store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import type { Store } from "../src/store/store.js";
 
 const RECORDS = `query($c: ID!, $d: Date!) { marketingRecords(clientId: $c, dateRange: {from: $d, to: $d},
   currency: GBP, sort: [{field: DATE_DAY, direction: ASC}]) { recordId date impressions spend currency } }`;

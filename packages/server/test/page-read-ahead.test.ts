@@ -1,5 +1,5 @@
 /**
- * The page cache reads ahead only for a walk (store/page-cache.ts): the page after one it holds is
+ * The page cache reads ahead only for a walk (store/decorators/page-cache.ts): the page after one it holds is
  * read with the pages after it in one store read; page 1, and a page asked out of order, are read
  * alone; a walk at its batch's last page, with no other page read in flight, has the next batch
  * read before it asks it. Through the real DuckDB store, counting the pages each store read asks for.
@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { addDays } from "../src/calendar.js";
 import { seedDemoRegion } from "../src/demo/demo-seed.js";
+import { PageCache, pageBytes, READ_AHEAD_ROWS } from "../src/store/decorators/page-cache.js";
+import { StoreDecorator } from "../src/store/decorators/store-decorator.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
-import { PageCache, pageBytes, READ_AHEAD_ROWS } from "../src/store/page-cache.js";
-import type { RecordsQuery, RowScope } from "../src/store/query-request.js";
-import type { RecordsPage } from "../src/store/store.js";
-import { StoreDecorator } from "../src/store/store-decorator.js";
+import type { RecordsQuery, RowScope } from "../src/store/model/query-request.js";
+import type { RecordsPage } from "../src/store/model/store.js";
 
 const TODAY = "2025-06-01";
 const PAGE_SIZE = 1000;

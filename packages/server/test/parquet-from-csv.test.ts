@@ -1,5 +1,5 @@
 /**
- * Parquet from CSV windows through a scratch DuckDB (store/export/parquet-from-csv.ts, PostgreSQL's
+ * Parquet from CSV windows through a scratch DuckDB (store/postgres/parquet-from-csv.ts, PostgreSQL's
  * Parquet exports): the rows and types come through, window after window in order, a window's
  * source that fails fails the body before the file could be whole, and a reader that stops early
  * ends the window written ahead and leaves no file or scratch behind. Real DuckDB; the CSV is what
@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { RECORD_FIELDS } from "@mdq/contract";
-import { PARQUET_ROW_GROUP_ROWS } from "../src/store/export/export-sql.js";
-import { parquetFromCsv } from "../src/store/export/parquet-from-csv.js";
+import { parquetFromCsv } from "../src/store/postgres/parquet-from-csv.js";
+import { PARQUET_ROW_GROUP_ROWS } from "../src/store/reads/export/export-sql.js";
 
 /** A CSV line of the export's columns, as PostgreSQL quotes it. */
 function csvLine(values: readonly (string | number)[]): string {

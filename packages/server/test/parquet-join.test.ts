@@ -1,7 +1,9 @@
 /**
- * Parquet windows joined into one file (store/export/parquet-join.ts, the DuckDB store's Parquet
- * exports): files written by DuckDB's own `COPY`, joined, then read back by DuckDB, which follows
- * every moved offset (pages, dictionaries, bloom filters) and checks each page it reads.
+ * Parquet windows joined into one file (parquet/parquet-join.ts, the stores' Parquet exports):
+ * files written by DuckDB's own `COPY`, joined, then read back by DuckDB, which follows every
+ * moved offset (pages, dictionaries, bloom filters) and checks each page it reads, and by a second,
+ * independent reader (hyparquet, JavaScript), which reads the joined footer's schema, row groups
+ * and pages with code of its own.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -9,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import { joinedParquet } from "../src/store/export/parquet-join.js";
+import { parquetMetadata, parquetReadObjects, parquetSchema } from "hyparquet";
+import { joinedParquet } from "../src/parquet/parquet-join.js";
 
 /** Rows `first` to `first + count - 1`: a day, a text with a dictionary, an amount, non-ASCII text. */
 const windowSql = (first: number, count: number) => `
@@ -102,6 +105,52 @@ describe("Parquet windows joined into one file", () => {
       ),
       [{ n: Math.ceil((all - 5) / 37) }],
     );
+  });
+
+  it("reads, with a second and independent reader, every window's rows under one schema", async () => {
+    const paths = await Promise.all(
+      WINDOWS.map(({ first, count }, index) => written(`second-${index}.parquet`, windowSql(first, count))),
+    );
+    const bytes = await joined(paths);
+    const file = new Uint8Array(bytes).buffer;
+    const all = WINDOWS.reduce((sum, window) => sum + window.count, 0);
+    const metadata = parquetMetadata(file);
+    assert.equal(Number(metadata.num_rows), all);
+    assert.deepEqual(
+      metadata.row_groups.map((group) => Number(group.num_rows)),
+      [3_000, 16_384, 16_384, 7_232, 1],
+    );
+    const schema = parquetSchema(metadata);
+    assert.deepEqual(
+      schema.children.map((column) => [column.element.name, column.element.type]),
+      [
+        ["id", "INT64"],
+        ["day", "INT32"],
+        ["campaign", "BYTE_ARRAY"],
+        ["spend", "DOUBLE"],
+        ["name", "BYTE_ARRAY"],
+      ],
+    );
+    const rows = await parquetReadObjects({ file });
+    assert.equal(rows.length, all);
+    const expected = (id: number) => ({
+      id: BigInt(id),
+      day: new Date(Date.UTC(2026, 0, 1 + Math.floor(id / 5000))).toISOString().slice(0, 10),
+      campaign: `campaign ${id % 37}`,
+      spend: id / 100,
+      name: `Café – ${id}`,
+    });
+    const differing = rows.filter((row, index) => {
+      const want = expected(index);
+      return (
+        row["id"] !== want.id ||
+        (row["day"] as Date).toISOString().slice(0, 10) !== want.day ||
+        row["campaign"] !== want.campaign ||
+        row["spend"] !== want.spend ||
+        row["name"] !== want.name
+      );
+    });
+    assert.deepEqual(differing, []);
   });
 
   it("is one window's file as it was when there is one window", async () => {

@@ -13,11 +13,11 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import { useDatabaseAndDir } from "@mdq/test-support";
 import pg from "pg";
 import { loadConfig } from "../src/config.js";
+import { StoreUnavailableError } from "../src/store/model/store-errors.js";
 import { migrateDatabase, openStore } from "../src/store/open-store.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, migrationId } from "../src/store/postgres/migrations.js";
 import { openPostgresStore, SchemaVersionError } from "../src/store/postgres/postgres-store.js";
-import { DIV_HALF_EVEN_MACRO } from "../src/store/sql-dialect.js";
-import { StoreUnavailableError } from "../src/store/store.js";
+import { DIV_HALF_EVEN_MACRO } from "../src/store/sql/sql-dialect.js";
 import { record } from "./stored-records.js";
 
 /** A client of its own on `url`, for what a test does behind the store's back. */

@@ -8,19 +8,16 @@ import { describe, it } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import type { CurrencyCode } from "../src/currencies.js";
 import { DUCKDB_SCHEMA } from "../src/store/duckdb/schema.js";
-import {
-  planAggregatePage,
-  planDataVersion,
-  planRecordsDayCurrencies,
-  planRecordsPage,
-} from "../src/store/query-planner.js";
-import type { AggregateQuery, RecordsQuery } from "../src/store/query-request.js";
+import type { AggregateQuery, RecordsQuery } from "../src/store/model/query-request.js";
+import { planAggregatePage } from "../src/store/reads/aggregate/aggregate-plan.js";
+import { planRecordsDayCurrencies, planRecordsPage } from "../src/store/reads/records/records-plan.js";
+import { planDataVersion } from "../src/store/reads/versions/versions-plan.js";
 import {
   currencyLiteral,
   DUCKDB_DIALECT,
   DUCKDB_SHORT_LIST,
   POSTGRES_DIALECT,
-} from "../src/store/sql-dialect.js";
+} from "../src/store/sql/sql-dialect.js";
 
 const SCOPE = {
   brandId: "brand-x'; DROP TABLE records; --",

@@ -1,11 +1,11 @@
 /**
- * The JavaScript conversion of a walk's keyset pages (store/record-money.ts) against the stores'
+ * The JavaScript conversion of a walk's keyset pages (store/sql/record-money.ts) against the stores'
  * `div_half_even` rule and the planner's formula (CONTRACT §3 rule 7), worked out by hand.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { divHalfEven, FxHistory, MoneyConverter } from "../src/store/record-money.js";
+import { divHalfEven, FxHistory, MoneyConverter } from "../src/store/sql/record-money.js";
 
 describe("record money in JavaScript", () => {
   it("divides rounding half to even by magnitude, giving negative amounts their sign back", () => {

@@ -1,5 +1,5 @@
 /**
- * The record rollup of data stored before it existed (store/record-rollup.ts): the DuckDB store
+ * The record rollup of data stored before it existed (store/sql/rollup-table.ts): the DuckDB store
  * rolls the stored records up when it opens, PostgreSQL's migration 3 does; either way the
  * aggregates answered from the rollup afterwards are those answered from the records. And the
  * rollup's own answer (rollup-aggregate.ts: converted, totalled, sorted and paged in JavaScript)
@@ -16,10 +16,11 @@ import { createTestDatabase } from "@mdq/test-support";
 import pg from "pg";
 import type { CurrencyCode } from "../src/currencies.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { type AggregateQuery, DIMENSIONS, METRICS } from "../src/store/model/query-request.js";
+import type { Store, StoredRecord } from "../src/store/model/store.js";
+import { MissingFxRateError } from "../src/store/model/store-errors.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import { type AggregateQuery, DIMENSIONS, METRICS } from "../src/store/query-request.js";
-import { MissingFxRateError, type Store, type StoredRecord } from "../src/store/store.js";
 import { onDuckDb, onPostgres } from "./fresh-stores.js";
 
 const BRAND = "rollup-brand";

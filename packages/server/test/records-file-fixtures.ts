@@ -21,7 +21,7 @@ import {
   RecordsFileError,
   readRecordsFile,
 } from "../src/load/records-file.js";
-import type { StoredRecord } from "../src/store/store.js";
+import type { StoredRecord } from "../src/store/model/store.js";
 
 export const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";

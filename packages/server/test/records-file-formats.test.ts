@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { readRecordsFile } from "../src/load/records-file.js";
-import type { StoredRecord } from "../src/store/store.js";
+import type { StoredRecord } from "../src/store/model/store.js";
 import * as fixtures from "./records-file-fixtures.js";
 
 describe("readRecordsFile", () => {

@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { recordObjects, recordsJson } from "../src/graphql/records-json.js";
-import { PackedKind, packedPages } from "../src/store/packed-page.js";
-import { PACKED_VALUE_SEPARATOR } from "../src/store/query-planner.js";
-import type { RecordField } from "../src/store/query-request.js";
-import type { RecordColumn, RecordsPage, RecordValue, Utf8Column } from "../src/store/store.js";
+import type { RecordField } from "../src/store/model/query-request.js";
+import type { RecordColumn, RecordsPage, RecordValue, Utf8Column } from "../src/store/model/store.js";
+import { PackedKind, packedPages } from "../src/store/reads/records/packed-page.js";
+import { PACKED_VALUE_SEPARATOR } from "../src/store/sql/packed-format.js";
 
 /** A row of the pages below: its text as a read keeps it (packed bytes), its numbers as values. */
 interface Row {

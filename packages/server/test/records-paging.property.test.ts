@@ -23,7 +23,7 @@ import {
 } from "@mdq/contract";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
 import fc from "fast-check";
-import type { FxRate, StoredRecord } from "../src/store/store.js";
+import type { FxRate, StoredRecord } from "../src/store/model/store.js";
 import { appTokens, seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;

@@ -4,7 +4,7 @@
  */
 import type { TestRegion } from "@mdq/test-support";
 import { type DemoPlan, demoRecords, planDemo } from "../src/demo/demo-data.js";
-import type { StoredRecord } from "../src/store/store.js";
+import type { StoredRecord } from "../src/store/model/store.js";
 
 /** The plan `region` was seeded from (`days` data days ending yesterday) and each brand's stored records. */
 export function seededDemo(

@@ -20,9 +20,12 @@ import { createTestDatabase } from "@mdq/test-support";
 import { recordObjects } from "../src/graphql/records-json.js";
 import { readRecordsFile } from "../src/load/records-file.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
-import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import type { AggregateQuery, RecordField, RecordsQuery, RowScope } from "../src/store/query-request.js";
+import type {
+  AggregateQuery,
+  RecordField,
+  RecordsQuery,
+  RowScope,
+} from "../src/store/model/query-request.js";
 import {
   type App,
   type FxRate,
@@ -30,11 +33,12 @@ import {
   type KeyRingStore,
   keepsKeyRing,
   type LoadOrigin,
-  MissingFxRateError,
-  RecordIdConflictError,
   type Store,
   type StoredRecord,
-} from "../src/store/store.js";
+} from "../src/store/model/store.js";
+import { MissingFxRateError, RecordIdConflictError } from "../src/store/model/store-errors.js";
+import { migrateDatabase } from "../src/store/open-store.js";
+import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { record } from "./stored-records.js";
 
 interface Engine {

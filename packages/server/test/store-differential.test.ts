@@ -21,10 +21,10 @@ import { planDemo } from "../src/demo/demo-data.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import { DIMENSIONS, METRICS, RECORD_FIELDS, RECORD_SORT_FIELDS } from "../src/store/model/query-request.js";
+import type { Store, StoredRecord } from "../src/store/model/store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import { DIMENSIONS, METRICS, RECORD_FIELDS, RECORD_SORT_FIELDS } from "../src/store/query-request.js";
-import type { Store, StoredRecord } from "../src/store/store.js";
 
 const TODAY = "2025-06-01";
 const DAYS = 120;

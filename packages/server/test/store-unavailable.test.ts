@@ -32,9 +32,9 @@ import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { issueAccessToken } from "../src/oauth/access-token.js";
 import { buildService, type Service } from "../src/server.js";
 import { type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
+import type { Store } from "../src/store/model/store.js";
 import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import type { Store } from "../src/store/store.js";
 
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
   marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}) { recordId }

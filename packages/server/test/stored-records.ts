@@ -1,5 +1,5 @@
 /** Stored records for store tests: one record with every column set, overridable. */
-import type { StoredRecord } from "../src/store/store.js";
+import type { StoredRecord } from "../src/store/model/store.js";
 
 /** A record of DE, google_ads, search, campaign cmp-a, EUR 1.00 spent; `values` override any column. */
 export function record(

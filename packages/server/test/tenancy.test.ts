@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { addDays, type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
-import type { StoredRecord } from "../src/store/store.js";
+import type { StoredRecord } from "../src/store/model/store.js";
 import { appTokens, seededDemo } from "./seeded-demo.js";
 
 const DAYS = 120;

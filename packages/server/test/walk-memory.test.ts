@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { pageDays } from "../src/store/walk-memory.js";
+import { pageDays } from "../src/store/reads/walk-memory.js";
 
 const DAYS = [
   { day: "2021-03-01", rows: 4 },

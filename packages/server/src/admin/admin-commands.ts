@@ -16,8 +16,8 @@ import {
 } from "@mdq/contract";
 import { AdminError } from "../errors.js";
 import type { RecordsFileFormat } from "../load/records-file.js";
-import { REPLACE_SCOPES, type ReplaceScope } from "../store/replace-scope.js";
-import type { Grants } from "../store/store.js";
+import type { Grants } from "../store/model/store.js";
+import { REPLACE_SCOPES, type ReplaceScope } from "../store/writes/replace-scope.js";
 
 export { MAX_SECRET_GRACE_SECONDS };
 /** The grace period of a rotated secret when none is given: one day. */

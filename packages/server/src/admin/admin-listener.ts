@@ -17,7 +17,7 @@ import Fastify, {
 } from "fastify";
 import { AdminError, STORE_UNAVAILABLE_MESSAGE } from "../errors.js";
 import type { ServiceMetrics } from "../observability/metrics.js";
-import { StoreUnavailableError } from "../store/store.js";
+import { StoreUnavailableError } from "../store/model/store-errors.js";
 import { makeWorkDir } from "../work-dirs.js";
 import {
   APP_PARAMS,

@@ -17,16 +17,16 @@ import { loadRecordsFile } from "../load/records-load.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import { generateAppClientId, generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
 import type { KeyInfo, KeyRing } from "../oauth/signing-keys.js";
-import {
-  type App,
-  type Brand,
-  type BrandDirectory,
-  type Grants,
-  type LoadSummary,
-  RecordIdConflictError,
-  type RecordLoads,
-  type RecordReads,
-} from "../store/store.js";
+import type {
+  App,
+  Brand,
+  BrandDirectory,
+  Grants,
+  LoadSummary,
+  RecordLoads,
+  RecordReads,
+} from "../store/model/store.js";
+import { RecordIdConflictError } from "../store/model/store-errors.js";
 import type {
   ChangeGrantsCommand,
   CreateAppCommand,

@@ -9,7 +9,7 @@
  */
 import { fromEpochDay, isCalendarDate, toEpochDay } from "../calendar.js";
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from "../currencies.js";
-import type { FxRate, Grants, StoredRecord } from "../store/store.js";
+import type { FxRate, Grants, StoredRecord } from "../store/model/store.js";
 
 /** What to generate: the region's today, how many data days, how big, which seed. */
 export interface DemoOptions {

@@ -4,7 +4,7 @@
  * CONTRACT §4 (the only place the secrets are ever shown).
  */
 import { generateAppSecret, hashAppSecret } from "../oauth/app-secrets.js";
-import type { BrandDirectory, RecordLoads } from "../store/store.js";
+import type { BrandDirectory, RecordLoads } from "../store/model/store.js";
 import { type DemoOptions, demoRecordCount, demoRecords, planDemo } from "./demo-data.js";
 
 /** `mdq demo`'s credentials file (CONTRACT §4). */

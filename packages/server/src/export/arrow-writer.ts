@@ -18,8 +18,8 @@ import {
   Utf8,
   type Vector,
 } from "apache-arrow";
-import type { ExportBatch } from "../store/export/record-export.js";
-import { type RecordColumn, type RecordValue, textValue, type Utf8Column } from "../store/store.js";
+import { type RecordColumn, type RecordValue, textValue, type Utf8Column } from "../store/model/store.js";
+import type { ExportBatch } from "../store/reads/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 /** The IPC stream's end-of-stream marker: continuation, then a zero metadata length. */

@@ -6,7 +6,7 @@
  */
 import { neutraliseCsvCell, RECORD_FIELDS } from "@mdq/contract";
 import { stringify } from "csv-stringify/sync";
-import { batchValues, type ExportBatch } from "../store/export/record-export.js";
+import { batchValues, type ExportBatch } from "../store/reads/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 /**

@@ -41,7 +41,7 @@ import {
   negotiateContentCoding,
 } from "../plugins/content-codings.js";
 import { methodNotAllowed, refuseMethod, sendGraphQLError } from "../plugins/error-responses.js";
-import type { RecordExport, RecordExports } from "../store/export/record-export.js";
+import type { RecordExport, RecordExports } from "../store/reads/export/record-export.js";
 import { arrowWriter } from "./arrow-writer.js";
 import { csvWriter } from "./csv-writer.js";
 import { exportRequestOf } from "./export-request.js";

@@ -20,7 +20,7 @@ import {
 import { MdqError } from "../errors.js";
 import { type Caller, type FilterArgument, scopeOf } from "../graphql/arguments.js";
 import { parseDataVersion } from "../graphql/data-version-text.js";
-import type { ExportQuery } from "../store/export/record-export.js";
+import type { ExportQuery } from "../store/reads/export/record-export.js";
 import { canonicalList, checkResume, parseResumeToken, type ResumableQuery } from "./export-resume.js";
 
 /** A validated export request. */

@@ -4,8 +4,8 @@
  * numbers as it prints them, so a line equals `JSON.stringify` of the GraphQL record.
  */
 import { RECORD_FIELDS, type RecordField } from "@mdq/contract";
-import { batchValues, type ExportBatch } from "../store/export/record-export.js";
-import type { RecordValue } from "../store/store.js";
+import type { RecordValue } from "../store/model/store.js";
+import { batchValues, type ExportBatch } from "../store/reads/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 /** One `MarketingRecord` per line. */

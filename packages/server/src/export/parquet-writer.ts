@@ -2,7 +2,7 @@
  * Parquet (`application/vnd.apache.parquet`), written with hyparquet-writer as rows arrive: one
  * row group per `PARQUET_ROW_GROUP_ROWS` rows (it holds a row group's values and pages in memory
  * at once, about 2 KB a row at its peak), each sent as soon as it is encoded, the footer last. Both
- * engines write an export's Parquet themselves (store/export/); this writer writes what no engine
+ * engines write an export's Parquet themselves (store/reads/export/ and each engine's export); this writer writes what no engine
  * statement does: the file of an export of no rows, its schema alone.
  * Typed columns, as the engines' COPY types them (so that every export has one schema, whatever
  * its rows): `date` a DATE, `impressions` and `clicks` INT64 (INT_64), `conversions` a DOUBLE,
@@ -11,8 +11,8 @@
  */
 import { CURRENCIES, type CurrencyCode, RECORD_FIELDS, type RecordField, toEpochDay } from "@mdq/contract";
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
-import { PARQUET_ROW_GROUP_ROWS } from "../store/export/export-sql.js";
-import { batchValues, type ExportBatch } from "../store/export/record-export.js";
+import { PARQUET_ROW_GROUP_ROWS } from "../store/reads/export/export-sql.js";
+import { batchValues, type ExportBatch } from "../store/reads/export/record-export.js";
 import type { RecordsWriter } from "./records-writer.js";
 
 /** The schema's column of each field. */

@@ -5,7 +5,7 @@
  * that uses them registers them by format and media type (export-endpoint.ts).
  */
 import type { CurrencyCode } from "@mdq/contract";
-import type { ExportBatch } from "../store/export/record-export.js";
+import type { ExportBatch } from "../store/reads/export/record-export.js";
 
 /** Bytes of the body (a string is sent as UTF-8). */
 export type BodyChunk = string | Uint8Array;

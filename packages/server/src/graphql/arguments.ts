@@ -28,8 +28,8 @@ import type {
   RecordsQuery,
   RowScope,
   SortEntry,
-} from "../store/query-request.js";
-import type { Grants } from "../store/store.js";
+} from "../store/model/query-request.js";
+import type { Grants } from "../store/model/store.js";
 
 const MAX_FILTER_VALUES = 500;
 

@@ -5,7 +5,7 @@
  */
 import type { GraphQLError, GraphQLFormattedError } from "graphql";
 import { type ErrorCode, GRAPHQL_ERROR_CODES, MdqError, STORE_UNAVAILABLE_MESSAGE } from "../errors.js";
-import { StoreUnavailableError } from "../store/store.js";
+import { StoreUnavailableError } from "../store/model/store-errors.js";
 
 interface Logger {
   error(object: unknown, message: string): void;

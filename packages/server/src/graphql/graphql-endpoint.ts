@@ -16,7 +16,7 @@ import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
 import { sendGraphQLError } from "../plugins/error-responses.js";
 import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
-import type { RecordReads } from "../store/store.js";
+import type { RecordReads } from "../store/model/store.js";
 import { authenticateBearer } from "./bearer-auth.js";
 import { withCode } from "./coded-error.js";
 import { formatErrors } from "./error-formatting.js";

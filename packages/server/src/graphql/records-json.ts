@@ -12,14 +12,14 @@
  * refuse — an `Int` outside 32 bits, a number that is not finite, a missing amount — leaves the
  * page to the object path (`recordsJson` answers null), which raises the same field error as ever.
  */
-import type { RecordField } from "../store/query-request.js";
+import type { RecordField } from "../store/model/query-request.js";
 import {
   type RecordsPage,
   type RecordValue,
   recordValue,
   type Utf8Column,
   type ValueColumn,
-} from "../store/store.js";
+} from "../store/model/store.js";
 import {
   asciiText,
   copyWords,

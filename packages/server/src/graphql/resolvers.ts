@@ -6,8 +6,9 @@
 import { MAX_CHANGES_RANGE_DAYS, type PageInfo, RECORD_FIELDS, todayIn } from "@mdq/contract";
 import type { GraphQLResolveInfo } from "graphql";
 import { MdqError } from "../errors.js";
-import type { AggregateQuery } from "../store/query-request.js";
-import { MissingFxRateError, type PageResult, type RecordReads } from "../store/store.js";
+import type { AggregateQuery } from "../store/model/query-request.js";
+import type { PageResult, RecordReads } from "../store/model/store.js";
+import { MissingFxRateError } from "../store/model/store-errors.js";
 import {
   aggregateQueryOf,
   type Caller,

@@ -23,7 +23,7 @@ export interface Scratch {
  * spilling to a private temporary directory, which `close()` removes: the memory of a load does
  * not depend on the file's size (issue 19); its allocator gives freed memory back as the DuckDB
  * store's does while it loads (`LOAD_ALLOCATOR_FLUSH_THRESHOLD`). It runs on every core unless
- * `threads` says otherwise (an export's Parquet writer, store/export/parquet-from-csv.ts, takes one).
+ * `threads` says otherwise (an export's Parquet writer, store/postgres/parquet-from-csv.ts, takes one).
  */
 export async function openScratch(
   memoryMb = DEFAULT_LOAD_MEMORY_MB,

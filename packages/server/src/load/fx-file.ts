@@ -16,7 +16,7 @@ import {
   isCalendarDate,
   isCurrencyCode,
 } from "@mdq/contract";
-import type { FxRate } from "../store/store.js";
+import type { FxRate } from "../store/model/store.js";
 import {
   checkLoadFile,
   csvFieldColumn,

@@ -12,15 +12,15 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
-import { STAGING_COLUMNS } from "../store/record-replace.js";
-import { rolledUpTableOf } from "../store/record-rollup.js";
 import {
   type LoadOrigin,
   type LoadSummary,
   type RecordLoads,
   type StoredRows,
   stagesLoads,
-} from "../store/store.js";
+} from "../store/model/store.js";
+import { rolledUpTableOf } from "../store/sql/rollup-table.js";
+import { STAGING_COLUMNS } from "../store/writes/record-replace.js";
 import { makeWorkDir } from "../work-dirs.js";
 import { openScratch } from "./file-staging.js";
 import { LoadOutOfMemoryError } from "./load-errors.js";

@@ -4,9 +4,9 @@
  * (`records()`, for callers that want JavaScript objects).
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
-import { STAGING_COLUMNS, STORED_ORDER } from "../store/record-replace.js";
-import { ROLLED_UP_COLUMNS, rolledUpRowsOf } from "../store/record-rollup.js";
-import type { StoredFileFormat, StoredRecord, StoredRecordsFile, StoredRows } from "../store/store.js";
+import type { StoredFileFormat, StoredRecord, StoredRecordsFile, StoredRows } from "../store/model/store.js";
+import { ROLLED_UP_COLUMNS, rolledUpRowsOf } from "../store/sql/rollup-table.js";
+import { STAGING_COLUMNS, STORED_ORDER } from "../store/writes/record-replace.js";
 import { copiedThroughPipe } from "./copy-pipe.js";
 import { type Scratch, sqlString } from "./file-staging.js";
 import { AMOUNT_COLUMNS, NATURAL_KEY, RECORD_COLUMNS, type RecordColumn } from "./record-rules.js";

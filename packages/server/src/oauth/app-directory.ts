@@ -4,7 +4,7 @@
  * (CONTRACT §2 asks for 60 s at most).
  */
 import { LRUCache } from "lru-cache";
-import type { App, BrandDirectory, Grants } from "../store/store.js";
+import type { App, BrandDirectory, Grants } from "../store/model/store.js";
 
 /** Apps (and grant sets) kept at most; the least recently used go first. */
 const MAX_CACHED = 10_000;

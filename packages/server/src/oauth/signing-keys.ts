@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type CryptoKey, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
-import { type KeyRingStore, keepsKeyRing } from "../store/store.js";
+import { type KeyRingStore, keepsKeyRing } from "../store/model/store.js";
 import { writeAtomically } from "../write-atomically.js";
 
 /** The JWS algorithm of every MDQ access token (pinned at verification). */

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import { OAuthError } from "../errors.js";
 import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
-import type { App } from "../store/store.js";
+import type { App } from "../store/model/store.js";
 import { issueAccessToken, READ_SCOPE, TOKEN_LIFETIME_SECONDS } from "./access-token.js";
 import type { AppDirectory } from "./app-directory.js";
 import { secretMatches } from "./app-secrets.js";

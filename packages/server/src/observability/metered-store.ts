@@ -6,10 +6,10 @@
  */
 import { LoadFileError } from "../load/load-errors.js";
 import { RecordsNotClean } from "../load/record-staging.js";
-import type { AggregateQuery, RecordsQuery } from "../store/query-request.js";
-import type { PageResult, RecordsPage, Store } from "../store/store.js";
-import { StoreDecorator } from "../store/store-decorator.js";
-import { isExpectedStoreError, StoreUnavailableError } from "../store/store-errors.js";
+import { StoreDecorator } from "../store/decorators/store-decorator.js";
+import type { AggregateQuery, RecordsQuery } from "../store/model/query-request.js";
+import type { PageResult, RecordsPage, Store } from "../store/model/store.js";
+import { isExpectedStoreError, StoreUnavailableError } from "../store/model/store-errors.js";
 import type { ServiceMetrics, StoreErrorKind } from "./metrics.js";
 import { safeReason, ThrottledWarning, type WarningLogger } from "./throttled-warning.js";
 

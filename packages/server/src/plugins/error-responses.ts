@@ -17,7 +17,7 @@ import {
   type OAuthErrorCode,
   STORE_UNAVAILABLE_MESSAGE,
 } from "../errors.js";
-import { StoreUnavailableError } from "../store/store.js";
+import { StoreUnavailableError } from "../store/model/store-errors.js";
 
 /** Which error shape a route answers with. */
 export type Protocol = "oauth" | "graphql";

@@ -4,7 +4,7 @@
  * the service drains, the draining hook answers both with 503 before they run.
  */
 import type { FastifyInstance } from "fastify";
-import type { StoreConnection } from "../store/store.js";
+import type { StoreConnection } from "../store/model/store.js";
 
 /** How long a load balancer should wait before asking `/readyz` again after a 503. */
 const READY_RETRY_AFTER_SECONDS = 5;

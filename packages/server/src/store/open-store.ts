@@ -7,10 +7,10 @@
 import pg from "pg";
 import type { ServiceConfig } from "../config.js";
 import { openDuckDbStore } from "./duckdb/duckdb-store.js";
+import type { Store } from "./model/store.js";
 import { applyMigrations } from "./postgres/migrations.js";
 import { storeError } from "./postgres/postgres-errors.js";
 import { openPostgresStore } from "./postgres/postgres-store.js";
-import type { Store } from "./store.js";
 
 /** Options of `openStore` beyond the configuration. */
 export interface OpenStoreOptions {

@@ -1,37 +1,48 @@
 /**
  * What every SQL engine answers with the same statements, written once: the brand directory's
- * reads, readiness, a brand's data status, and the records and aggregate pages (page-reads.ts). An engine
+ * reads, readiness, a brand's data status, and the records and aggregate pages (reads/records/records-reader.ts). An engine
  * supplies how it runs one statement, its dialect, how its rows read as the store's types, and
  * its read snapshots.
  */
+
+import type { InSnapshot, PlannedSql, SqlDialect } from "./model/engine.js";
+import type { AggregateQuery, RecordsQuery } from "./model/query-request.js";
+import type {
+  App,
+  Brand,
+  BrandDataStatus,
+  DataChanges,
+  DataChangesRequest,
+  Grants,
+  PageResult,
+  ReadinessFacts,
+  RecordsPage,
+} from "./model/store.js";
+import { readAggregatePage } from "./reads/aggregate/aggregate-reader.js";
 import {
-  brandVersionOf,
-  type DataChanges,
-  type DataChangesRequest,
-  readDataChanges,
-} from "./data-versions.js";
+  type DirectoryRows,
+  readApp,
+  readApps,
+  readBrand,
+  readBrands,
+  readGrants,
+} from "./reads/directory/directory-reader.js";
 import {
   type ExportQuery,
   type ExportSnapshot,
   openExport,
   type RecordExport,
   type RecordExports,
-} from "./export/record-export.js";
-import { type InSnapshot, readAggregatePage, readRecordsPages } from "./page-reads.js";
-import { type PlannedSql, planDataStatus, planReadiness } from "./query-planner.js";
-import type { AggregateQuery, RecordsQuery } from "./query-request.js";
-import type { RowMapping } from "./row-mapping.js";
-import type { SqlDialect } from "./sql-dialect.js";
-import type {
-  App,
-  Brand,
-  BrandDataStatus,
-  Grants,
-  PageResult,
-  ReadinessFacts,
-  RecordsPage,
-} from "./store.js";
-import { WalkMemory } from "./walk-memory.js";
+} from "./reads/export/record-export.js";
+import { readRecordsPages } from "./reads/records/records-reader.js";
+import {
+  readDataChanges,
+  readDataStatus,
+  readReadiness,
+  type VersionRows,
+} from "./reads/versions/versions-reader.js";
+import { WalkMemory } from "./reads/walk-memory.js";
+import type { RowMapping } from "./sql/row-mapping.js";
 
 type Row = Record<string, unknown>;
 
@@ -50,6 +61,18 @@ export abstract class SqlStore implements RecordExports {
   protected abstract exportSnapshot(alone: () => boolean): Promise<ExportSnapshot>;
   /** Exports whose snapshot is open. */
   private exportsOpen = 0;
+  /** What the reads on any connection run on (reads/directory, reads/versions). */
+  private anyConnection: (DirectoryRows & VersionRows) | undefined;
+
+  /** The engine's statements on any connection, its dialect and row mapping, for the reads. */
+  private get on(): DirectoryRows & VersionRows {
+    this.anyConnection ??= {
+      dialect: this.dialect,
+      rowsAs: this.rowsAs,
+      rows: (sql, params) => this.rows(sql, params),
+    };
+    return this.anyConnection;
+  }
 
   async openRecordExport(query: ExportQuery): Promise<RecordExport> {
     this.exportsOpen += 1;
@@ -77,43 +100,24 @@ export abstract class SqlStore implements RecordExports {
     );
   }
 
-  async findBrand(brandId: string): Promise<Brand | undefined> {
-    const [row] = await this.rows(`${this.brandSelect()} WHERE brand_id = ${this.dialect.placeholder(1)}`, [
-      brandId,
-    ]);
-    return row ? this.rowsAs.brand(row) : undefined;
+  findBrand(brandId: string): Promise<Brand | undefined> {
+    return readBrand(this.on, brandId);
   }
 
-  async listBrands(): Promise<Brand[]> {
-    return (await this.rows(`${this.brandSelect()} ORDER BY brand_id`)).map((row) => this.rowsAs.brand(row));
+  listBrands(): Promise<Brand[]> {
+    return readBrands(this.on);
   }
 
-  async findApp(appClientId: string): Promise<App | undefined> {
-    const [row] = await this.rows(
-      `${this.appSelect()} WHERE app_client_id = ${this.dialect.placeholder(1)}`,
-      [appClientId],
-    );
-    return row ? this.rowsAs.app(row) : undefined;
+  findApp(appClientId: string): Promise<App | undefined> {
+    return readApp(this.on, appClientId);
   }
 
-  async listApps(brandId?: string): Promise<App[]> {
-    const rows =
-      brandId === undefined
-        ? await this.rows(`${this.appSelect()} ORDER BY brand_id, app_client_id`)
-        : await this.rows(
-            `${this.appSelect()} WHERE brand_id = ${this.dialect.placeholder(1)} ORDER BY app_client_id`,
-            [brandId],
-          );
-    return rows.map((row) => this.rowsAs.app(row));
+  listApps(brandId?: string): Promise<App[]> {
+    return readApps(this.on, brandId);
   }
 
-  async brandGrants(brandId: string): Promise<Grants> {
-    return this.rowsAs.grants(
-      await this.rows(
-        `SELECT kind, value FROM grants WHERE brand_id = ${this.dialect.placeholder(1)} ORDER BY value`,
-        [brandId],
-      ),
-    );
+  brandGrants(brandId: string): Promise<Grants> {
+    return readGrants(this.on, brandId);
   }
 
   /** What walks of records pages learned, reused by their later pages (walk-memory.ts). */
@@ -127,34 +131,15 @@ export abstract class SqlStore implements RecordExports {
     return this.snapshot((reader) => readAggregatePage(reader, query, this.walks));
   }
 
-  async readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
-    const { sql, params } = planReadiness(brandId, processingDate, grants, this.dialect);
-    const [row] = await this.rows(sql, params);
-    return { ...this.rowsAs.readiness(row), dataVersion: brandVersionOf(row).toString() };
+  readiness(brandId: string, processingDate: string, grants: Grants): Promise<ReadinessFacts> {
+    return readReadiness(this.on, { brandId, processingDate, grants });
   }
 
   dataChanges(request: DataChangesRequest): Promise<DataChanges> {
     return this.snapshot((reader) => readDataChanges(reader, request));
   }
 
-  async brandDataStatus(brandId: string): Promise<BrandDataStatus> {
-    const { sql, params } = planDataStatus(brandId, this.dialect);
-    const [row] = await this.rows(sql, params);
-    return this.rowsAs.dataStatus(row);
-  }
-
-  private brandSelect(): string {
-    return `SELECT brand_id, name, ${this.instantColumn("created_at")} FROM brands`;
-  }
-
-  private appSelect(): string {
-    return `SELECT app_client_id, brand_id, name, secret_hash, previous_secret_hash,
-      ${this.instantColumn("previous_secret_expires_at")}, markets, data_sources,
-      ${this.instantColumn("revoked_at")}, ${this.instantColumn("created_at")} FROM apps`;
-  }
-
-  /** A timestamp column under its own name, read as the row mapping expects. */
-  private instantColumn(column: string): string {
-    return `${this.dialect.instant(column)} AS ${column}`;
+  brandDataStatus(brandId: string): Promise<BrandDataStatus> {
+    return readDataStatus(this.on, brandId);
   }
 }

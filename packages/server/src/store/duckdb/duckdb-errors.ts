@@ -7,7 +7,7 @@
  * scale 600 under a 96 MB limit: six CAMPAIGN_ID aggregates and six pages sorted by SPEND asked at
  * once failed eight of twelve, which answered 500 before this mapping.
  */
-import { StoreUnavailableError } from "../store-errors.js";
+import { StoreUnavailableError } from "../model/store-errors.js";
 
 /** Seconds a client is told to wait: the reads holding the memory take about that long. */
 const OUT_OF_MEMORY_RETRY_SECONDS = 2;

@@ -2,6 +2,7 @@
  * The embedded store: one DuckDB file in the data directory holding brands, apps, grants,
  * records, FX rates and publishes. One process writes; reads spread over a connection pool.
  */
+
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { availableParallelism } from "node:os";
@@ -19,15 +20,7 @@ import {
   defaultExportConnections,
   LOAD_ALLOCATOR_FLUSH_THRESHOLD,
 } from "../../config.js";
-import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
-import { duckDbExportSnapshot } from "../export/duckdb-export.js";
-import type { ExportSnapshot } from "../export/record-export.js";
-import type { InSnapshot, SnapshotReader } from "../page-reads.js";
-import { defaultOrigin, replaceBrandRows, STAGING_COLUMNS } from "../record-replace.js";
-import { rolledUpTableOf } from "../record-rollup.js";
-import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../row-mapping.js";
-import { DUCKDB_DIALECT } from "../sql-dialect.js";
-import { SqlStore } from "../sql-store.js";
+import type { InSnapshot, SqlRun } from "../model/engine.js";
 import type {
   App,
   Brand,
@@ -41,9 +34,18 @@ import type {
   Store,
   StoredRecord,
   StoredRecordsFile,
-} from "../store.js";
+} from "../model/store.js";
+import type { ExportSnapshot } from "../reads/export/record-export.js";
+import { rolledUpTableOf } from "../sql/rollup-table.js";
+import { APP_STATE_COLUMNS, type AppStateValue, appStateValues, rowMapping } from "../sql/row-mapping.js";
+import { DUCKDB_DIALECT } from "../sql/sql-dialect.js";
+import { SqlStore } from "../sql-store.js";
+import { defaultOrigin, replaceBrandRows, STAGING_COLUMNS } from "../writes/record-replace.js";
+import { stampFxChange, stampGrantChange, stampNarrowingChange } from "../writes/version-stamps.js";
 import { ConnectionPool } from "./connection-pool.js";
 import { storeError } from "./duckdb-errors.js";
+import { duckDbExportSnapshot } from "./duckdb-export.js";
+import { SNAPSHOT_START, snapshotReader } from "./duckdb-snapshot.js";
 import { preparedStatementsOf } from "./prepared-statements.js";
 import { DUCKDB_SCHEMA, OUTDATED_TABLES } from "./schema.js";
 import { stagedDaysInOrder } from "./staged-order.js";
@@ -53,10 +55,8 @@ export const DUCKDB_FILE = "mdq.duckdb";
 
 /** Read connections of the DuckDB store (heavy requests leave one of them to cheap reads: limits/request-lanes.ts). */
 export const READ_CONNECTIONS = 4;
-const APPEND_FLUSH_ROWS = 100_000;
 
-/** What starts a read transaction's snapshot: its first read of a table (`BEGIN` alone does not). */
-export const SNAPSHOT_START = "SELECT 1 FROM loads LIMIT 0";
+const APPEND_FLUSH_ROWS = 100_000;
 
 /**
  * DuckDB's memory limit, in MB, at the least, while rows appended from JavaScript load (`mdq demo`,
@@ -95,7 +95,7 @@ export interface DuckDbOptions {
   loadMemoryMb?: number;
   /**
    * Connections an export writes its windows on while it is the only export open
-   * (`MDQ_DUCKDB_EXPORT_CONNECTIONS`; absent: `defaultExportConnections()`): store/export/duckdb-export.ts.
+   * (`MDQ_DUCKDB_EXPORT_CONNECTIONS`; absent: `defaultExportConnections()`): store/duckdb/duckdb-export.ts.
    */
   exportConnections?: number;
 }
@@ -315,7 +315,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
         ...state.flatMap((value) => value.params),
         app.appClientId,
       ]);
-      await stampNarrowingChange(sqlRun(connection), before, app);
+      await stampNarrowingChange(sqlRun(connection), DUCKDB_DIALECT, before, app);
     });
   }
 
@@ -367,7 +367,8 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
         );
       const before = await grantsNow();
       await work(connection);
-      if ((await grantsNow()) !== before) await stampGrantChange(sqlRun(connection), brandId, change, grants);
+      if ((await grantsNow()) !== before)
+        await stampGrantChange(sqlRun(connection), DUCKDB_DIALECT, brandId, change, grants);
     });
   }
 
@@ -576,7 +577,7 @@ export class DuckDbStore extends SqlStore implements Store, ParquetLoads, Staged
   }
 
   /**
-   * CONTRACT §7: an export from one snapshot, on connections of its own (store/export/): more than
+   * CONTRACT §7: an export from one snapshot, on connections of its own (store/reads/export/ and each engine's export): more than
    * one only while it is the only export open, and while no write raced their start.
    */
   protected exportSnapshot(alone: () => boolean): Promise<ExportSnapshot> {
@@ -662,28 +663,8 @@ function dateOrNull(value: unknown): Date | null {
   return value === null || value === undefined ? null : new Date(Number(value));
 }
 
-/** Statements of data-versions.ts on a DuckDB connection. */
+/** Statements of writes/version-stamps.ts on a DuckDB connection. */
 function sqlRun(connection: DuckDBConnection): SqlRun {
   return async (sql, params = []) =>
     (await connection.runAndReadAll(sql, params as DuckDBValue[])).getRowObjectsJS();
-}
-
-/**
- * DuckDB's reads inside one snapshot (page-reads.ts): results by column, cheaper than row objects;
- * each statement prepared once per connection (prepared-statements.ts).
- */
-export function snapshotReader(
-  connection: DuckDBConnection,
-  generation: SnapshotReader["generation"],
-): SnapshotReader {
-  const statements = preparedStatementsOf(connection);
-  const run: SnapshotReader["run"] = async (statement) => {
-    const result = await statements.runAndReadAll(statement.sql, statement.params).catch((error: unknown) => {
-      throw storeError(error);
-    });
-    const columns = result.getColumnsJS();
-    return { rowCount: columns[0]?.length ?? 0, value: (row, column) => columns[column]?.[row] };
-  };
-  // A packed page's text comes as a BLOB (the dialect's `utf8`): its bytes, undecoded.
-  return { dialect: DUCKDB_DIALECT, generation, run, runPacked: run };
 }

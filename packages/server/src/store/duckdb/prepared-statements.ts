@@ -1,6 +1,6 @@
 /**
  * The prepared statements of a DuckDB connection, kept by their SQL text: a walk asks the same
- * statement at every page with other parameters (a page's SQL holds no value, query-planner.ts),
+ * statement at every page with other parameters (a page's SQL holds no value, reads/records/records-plan.ts),
  * so DuckDB parses and plans it once per connection instead of once per page, and a read takes
  * one trip to libuv's pool instead of three (`DuckDBConnection.run` with parameters extracts,
  * prepares, then runs). The most recently used `CAPACITY` statements are kept; the others are

@@ -1,12 +1,13 @@
 /** The DuckDB schema of a region's store, applied idempotently when the store opens. */
-import { DATA_VERSION_BACKFILL, DATA_VERSION_TABLES } from "../data-versions.js";
+
 import {
   ROLLUP_OUTDATED_DUCKDB,
   ROLLUP_TABLE,
   ROLLUP_TABLE_DUCKDB,
   rollupBackfill,
-} from "../record-rollup.js";
-import { DIV_HALF_EVEN_MACRO } from "../sql-dialect.js";
+} from "../sql/rollup-table.js";
+import { DIV_HALF_EVEN_MACRO } from "../sql/sql-dialect.js";
+import { DATA_VERSION_BACKFILL, DATA_VERSION_TABLES } from "../sql/version-tables.js";
 
 /**
  * Tables an older MDQ made in a layout this one no longer reads, each with the query that finds
@@ -82,7 +83,7 @@ export const DUCKDB_SCHEMA = [
     first_day DATE,
     last_day DATE
   )`,
-  // The region's data version counter (data-versions.ts); one row.
+  // The region's data version counter (writes/version-stamps.ts); one row.
   `CREATE TABLE IF NOT EXISTS data_generation (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     generation BIGINT NOT NULL

@@ -9,8 +9,8 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
-import { STAGING_COLUMNS } from "../record-replace.js";
-import type { StoredRecord, StoredRows } from "../store.js";
+import type { StoredRecord, StoredRows } from "../model/store.js";
+import { STAGING_COLUMNS } from "../writes/record-replace.js";
 import { UNBOUNDED_QUERY } from "./postgres-pool.js";
 
 /** Rows per chunk written to the socket (~20 KB of text). */

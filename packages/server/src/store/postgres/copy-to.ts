@@ -8,7 +8,7 @@
  */
 import type { PoolClient } from "pg";
 import { to as copyTo } from "pg-copy-streams";
-import type { PlannedSql } from "../query-planner.js";
+import type { PlannedSql } from "../model/engine.js";
 import { endReadTimeout, type UNBOUNDED_QUERY } from "./postgres-pool.js";
 
 /**

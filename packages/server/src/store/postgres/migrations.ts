@@ -7,9 +7,9 @@
  * A migration, once released, is never edited: a change is a new migration.
  */
 import type { ClientBase } from "pg";
-import { BRAND_VERSION_BACKFILL } from "../data-versions.js";
-import { ROLLUP_TABLE_POSTGRES, rollupBackfill } from "../record-rollup.js";
-import { DIV_HALF_EVEN_BIGINT_FUNCTION, DIV_HALF_EVEN_FUNCTION } from "../sql-dialect.js";
+import { ROLLUP_TABLE_POSTGRES, rollupBackfill } from "../sql/rollup-table.js";
+import { DIV_HALF_EVEN_BIGINT_FUNCTION, DIV_HALF_EVEN_FUNCTION } from "../sql/sql-dialect.js";
+import { BRAND_VERSION_BACKFILL } from "../sql/version-tables.js";
 
 /** One step of the schema. */
 export interface Migration {
@@ -120,7 +120,7 @@ CREATE INDEX loads_brand_processing_date ON loads (brand_id, processing_date);
 CREATE INDEX loads_brand_days ON loads (brand_id, first_day, last_day);
 
 -- Counts every change of what pages read (a load, an FX upsert), in the same transaction: the
--- page cache's generation (store/page-cache.ts), read by every instance before a page.
+-- page cache's generation (store/decorators/page-cache.ts), read by every instance before a page.
 CREATE TABLE data_generation (
   id smallint PRIMARY KEY CHECK (id = 1),
   generation bigint NOT NULL
@@ -138,7 +138,7 @@ ${DIV_HALF_EVEN_FUNCTION};
 `;
 
 /**
- * Data versions (store/data-versions.ts): per-day versions and row counts of each brand, FX and
+ * Data versions (writes/version-stamps.ts): per-day versions and row counts of each brand, FX and
  * scope changes; existing data is stamped with the current generation.
  */
 const DATA_VERSIONS = `
@@ -185,7 +185,7 @@ INSERT INTO day_versions (brand_id, date, version, changed_at_ms)
 `;
 
 /**
- * Per-brand data versions (store/data-versions.ts): each brand's own counter, and FX changes stamped
+ * Per-brand data versions (writes/version-stamps.ts): each brand's own counter, and FX changes stamped
  * for every brand from its counter; FX changes stamped before are copied to every brand and each
  * counter starts at the greatest of the brand's stamps (BRAND_VERSION_BACKFILL).
  */
@@ -208,7 +208,7 @@ ${BRAND_VERSION_BACKFILL.join(";\n")};
 `;
 
 /**
- * The record rollup (store/record-rollup.ts): sums per brand, day, market, data source, channel
+ * The record rollup (sql/rollup-table.ts): sums per brand, day, market, data source, channel
  * and currency, which aggregates not grouped by campaign read instead of the records; the records
  * already stored are rolled up.
  */

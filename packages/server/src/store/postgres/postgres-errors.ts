@@ -3,7 +3,7 @@
  * recovers by itself) rather than a bug or a bad statement. Messages are written here, from a
  * closed list, so that no connection string, host or password can reach a client or a log line.
  */
-import { StoreUnavailableError } from "../store.js";
+import { StoreUnavailableError } from "../model/store-errors.js";
 
 /** Socket errors of a database that is down, restarting or unreachable. */
 const NETWORK_CODES: Readonly<Record<string, string>> = {

@@ -4,18 +4,11 @@
  * planner in the PostgreSQL dialect; every brand-owned table is keyed by brand and every query
  * filtered by it (docs/storage.md).
  */
+
 import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
-import { type SqlRun, stampFxChange, stampGrantChange, stampNarrowingChange } from "../data-versions.js";
-import { postgresExportSnapshot } from "../export/postgres-export.js";
-import type { ExportSnapshot } from "../export/record-export.js";
-import type { InSnapshot, SnapshotReader } from "../page-reads.js";
-import { defaultOrigin, type LoadedRows, RECORDS_COLUMNS, replaceBrandRows } from "../record-replace.js";
-import { ROLLED_UP_COLUMNS, rolledUpTablePostgres } from "../record-rollup.js";
-import { appStateValues, rowMapping } from "../row-mapping.js";
-import { POSTGRES_DIALECT } from "../sql-dialect.js";
-import { SqlStore } from "../sql-store.js";
+import type { InSnapshot, SqlRun } from "../model/engine.js";
 import type {
   App,
   Brand,
@@ -27,19 +20,33 @@ import type {
   Store,
   StoredRecord,
   StoredRecordsFile,
-} from "../store.js";
-import { SchemaVersionError } from "../store-errors.js";
+} from "../model/store.js";
+import { SchemaVersionError } from "../model/store-errors.js";
+import type { ExportSnapshot } from "../reads/export/record-export.js";
+import { ROLLED_UP_COLUMNS, rolledUpTablePostgres } from "../sql/rollup-table.js";
+import { appStateValues, rowMapping } from "../sql/row-mapping.js";
+import { POSTGRES_DIALECT } from "../sql/sql-dialect.js";
+import { SqlStore } from "../sql-store.js";
+import {
+  defaultOrigin,
+  type LoadedRows,
+  RECORDS_COLUMNS,
+  replaceBrandRows,
+} from "../writes/record-replace.js";
+import { stampFxChange, stampGrantChange, stampNarrowingChange } from "../writes/version-stamps.js";
 import { copyCsv, copyRecords } from "./copy-records.js";
-import { readBinaryCopy } from "./copy-to.js";
 import { LATEST_SCHEMA_VERSION, schemaVersion } from "./migrations.js";
 import { storeError } from "./postgres-errors.js";
+import { postgresExportSnapshot } from "./postgres-export.js";
 import { createPostgresPool, type PostgresConnectionOptions, UNBOUNDED_QUERY } from "./postgres-pool.js";
+import { snapshotReader } from "./postgres-snapshot.js";
 
 type Row = Record<string, unknown>;
+
 type Params = (string | number | bigint | boolean | Date | string[] | null)[];
 
 /** Raised when the database's schema is not the one this release needs; names what to do. */
-export { SchemaVersionError } from "../store-errors.js";
+export { SchemaVersionError } from "../model/store-errors.js";
 
 /**
  * Opens the store of a migrated database: connects once to check that it answers and that its
@@ -152,7 +159,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
           WHERE app_client_id = $1`,
         [app.appClientId, app.name, ...appStateValues(app)],
       );
-      await stampNarrowingChange(sqlRun(client), before, app);
+      await stampNarrowingChange(sqlRun(client), POSTGRES_DIALECT, before, app);
     });
   }
 
@@ -192,7 +199,8 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
         grants.markets ?? [],
         grants.dataSources ?? [],
       ]);
-      if ((changed.rowCount ?? 0) > 0) await stampGrantChange(sqlRun(client), brandId, change, grants);
+      if ((changed.rowCount ?? 0) > 0)
+        await stampGrantChange(sqlRun(client), POSTGRES_DIALECT, brandId, change, grants);
     });
   }
 
@@ -389,7 +397,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
     return generationOf(row);
   }
 
-  /** CONTRACT §7: an export from one REPEATABLE READ snapshot (store/export/). */
+  /** CONTRACT §7: an export from one REPEATABLE READ snapshot (store/reads/export/ and each engine's export). */
   protected exportSnapshot(alone: () => boolean): Promise<ExportSnapshot> {
     return postgresExportSnapshot(this.pool, alone);
   }
@@ -403,7 +411,7 @@ export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   }
 }
 
-/** Statements of data-versions.ts on a PostgreSQL connection. */
+/** Statements of writes/version-stamps.ts on a PostgreSQL connection. */
 function sqlRun(client: PoolClient): SqlRun {
   return async (sql, params = []) => (await client.query(sql, params as unknown[])).rows;
 }
@@ -416,37 +424,6 @@ const BEGIN_SNAPSHOT = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${GENER
 
 function generationOf(row: Row | undefined): string {
   return String(row?.["generation"] ?? 0);
-}
-
-/**
- * PostgreSQL's reads inside one snapshot (page-reads.ts): results as arrays, not row objects.
- * `generation`: the snapshot's own row of the counter every data write bumps in its transaction
- * (exact), as its first statement read it; null when nothing is to be reused across snapshots.
- */
-export function snapshotReader(client: PoolClient, generation: string | null): SnapshotReader {
-  return {
-    dialect: POSTGRES_DIALECT,
-    generation: async () => generation,
-    async run(statement) {
-      const { rows } = await client.query<unknown[]>({
-        text: statement.sql,
-        values: statement.params,
-        rowMode: "array",
-      });
-      return { rowCount: rows.length, value: (row, column) => rows[row]?.[column] };
-    },
-    async runPacked(statement) {
-      const rows = await readBinaryCopy(client, statement);
-      // The row count, a bigint: eight bytes, big-endian; the text: its UTF-8 bytes.
-      return {
-        rowCount: rows.length,
-        value: (row, column) => {
-          const bytes = rows[row]?.[column] ?? null;
-          return column === 0 && bytes !== null ? Number(bytes.readBigInt64BE(0)) : bytes;
-        },
-      };
-    },
-  };
 }
 
 /** The advisory lock key of a brand's loads: 64 bits of a hash of its id. */
