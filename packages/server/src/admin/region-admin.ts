@@ -26,6 +26,7 @@ import {
   RecordIdConflictError,
   type RecordLoads,
   type RecordReads,
+  type UnreadableDays,
 } from "../store/store.js";
 import type {
   ChangeGrantsCommand,
@@ -63,6 +64,11 @@ export interface BrandStatus {
   lastPublishedAt: string | null;
   lastPublishedDate: string | null;
   readyToday: boolean;
+  /**
+   * Stored days no read can convert: rows in a currency with no rate on or before their day, per
+   * currency (store/fx-coverage.ts). Empty when every day is readable.
+   */
+  unreadableDays: Omit<UnreadableDays, "brandId">[];
 }
 
 /** What the operations of `mdq` need of the store. */
@@ -318,6 +324,7 @@ export class RegionAdmin {
     const today = this.today();
     const brands = await this.store.listBrands();
     const apps = await this.store.listApps();
+    const unreadable = await this.store.unreadableDays();
     const statuses = await Promise.all(
       brands.map(async (brand): Promise<BrandStatus> => {
         const [grants, data, readiness] = await Promise.all([
@@ -338,6 +345,9 @@ export class RegionAdmin {
           lastPublishedAt: data.lastPublishedAt?.toISOString() ?? null,
           lastPublishedDate: data.lastPublishedDate,
           readyToday: readiness.published,
+          unreadableDays: unreadable
+            .filter((days) => days.brandId === brand.brandId)
+            .map(({ brandId: _, ...days }) => days),
         };
       }),
     );

@@ -118,7 +118,9 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
           { "retry-after": String(EXPORT_RETRY_AFTER_SECONDS) },
         );
       }
-      opened = await withRates(() => options.store.openRecordExport(exportRequest.query));
+      opened = await withRates(exportRequest.query.currency, () =>
+        options.store.openRecordExport(exportRequest.query),
+      );
       if (exportRequest.dataVersion !== null && exportRequest.dataVersion !== opened.dataVersion) {
         await opened.close();
         throw new MdqError(

@@ -17,6 +17,14 @@ import {
   type RecordExport,
   type RecordExports,
 } from "./export/record-export.js";
+import {
+  type FxRateStarts,
+  fxRateStartsOf,
+  planFxRateStarts,
+  planUnreadableDays,
+  type UnreadableDays,
+  unreadableDaysOf,
+} from "./fx-coverage.js";
 import { type InSnapshot, readAggregatePage, readRecordsPages } from "./page-reads.js";
 import { type PlannedSql, planDataStatus, planReadiness } from "./query-planner.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
@@ -141,6 +149,16 @@ export abstract class SqlStore implements RecordExports {
     const { sql, params } = planDataStatus(brandId, this.dialect);
     const [row] = await this.rows(sql, params);
     return this.rowsAs.dataStatus(row);
+  }
+
+  async fxRateStarts(): Promise<FxRateStarts> {
+    const { sql, params } = planFxRateStarts(this.dialect);
+    return fxRateStartsOf(await this.rows(sql, params));
+  }
+
+  async unreadableDays(brandId?: string): Promise<UnreadableDays[]> {
+    const { sql, params } = planUnreadableDays(this.dialect, brandId);
+    return unreadableDaysOf(await this.rows(sql, params));
   }
 
   private brandSelect(): string {

@@ -6,6 +6,7 @@
  * the compiler enforces, instead of passing unseen through a Proxy.
  */
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
+import type { FxRateStarts, UnreadableDays } from "./fx-coverage.js";
 import type { AggregateQuery, RecordsQuery } from "./query-request.js";
 import {
   type App,
@@ -137,6 +138,14 @@ export class StoreDecorator
 
   upsertFxRates(rates: FxRate[]): Promise<void> {
     return this.forward("upsertFxRates", () => this.inner.upsertFxRates(rates));
+  }
+
+  fxRateStarts(): Promise<FxRateStarts> {
+    return this.forward("fxRateStarts", () => this.inner.fxRateStarts());
+  }
+
+  unreadableDays(brandId?: string): Promise<UnreadableDays[]> {
+    return this.forward("unreadableDays", () => this.inner.unreadableDays(brandId));
   }
 
   replaceRecords(

@@ -8,6 +8,7 @@ import type { DuckDBConnection } from "@duckdb/node-api";
 import type { MarketingRecord } from "@mdq/contract";
 import type { CurrencyCode } from "../currencies.js";
 import type { DataChanges, DataChangesRequest } from "./data-versions.js";
+import type { FxRateStarts, UnreadableDays } from "./fx-coverage.js";
 import type { AggregateQuery, RecordField, RecordsQuery } from "./query-request.js";
 import type { ReplaceScope } from "./replace-scope.js";
 
@@ -205,6 +206,7 @@ export function textValue(column: Utf8Column, row: number): string {
   );
 }
 
+export type { FxRateStarts, UnreadableDays } from "./fx-coverage.js";
 export {
   isExpectedStoreError,
   MissingFxRateError,
@@ -246,6 +248,10 @@ export interface RecordReads {
 /** What an operator's loads write and check: FX rates, records, publishes and load status. */
 export interface RecordLoads {
   upsertFxRates(rates: FxRate[]): Promise<void>;
+  /** The first day of each currency's stored rates (fx-coverage.ts): what a load checks its rows against. */
+  fxRateStarts(): Promise<FxRateStarts>;
+  /** The days stored in a currency before its first rate, of every brand or of `brandId` (fx-coverage.ts). */
+  unreadableDays(brandId?: string): Promise<UnreadableDays[]>;
   /**
    * Replaces every record of `brandId` on the days present in `records`, atomically (readers see
    * the old rows or the new, never a mix; a failure or a crash changes nothing), and logs the load.
