@@ -6,9 +6,7 @@
  * rates are read from the store before the load (`RecordLoads.fxRateStarts`); a rate loaded
  * meanwhile only covers more.
  */
-
-import type { DuckDBConnection } from "@duckdb/node-api";
-import { listValue } from "@duckdb/node-api";
+import { type DuckDBConnection, LIST, listValue, VARCHAR } from "@duckdb/node-api";
 import { BASE_CURRENCY, CURRENCY_CODES } from "../currencies.js";
 import type { FxRateStarts } from "../store/store.js";
 import { MAX_REPORTED_PROBLEMS } from "./load-errors.js";
@@ -70,16 +68,19 @@ export async function findUnratedRows(
     listValue(known.map(([currency]) => currency)),
     listValue(known.map(([, first]) => first)),
   ];
+  // Typed: an empty list (a region with no rates yet) has no item type to infer.
+  const types = params.map(() => LIST(VARCHAR));
   const unrated = `SELECT row_index, currency, date FROM staged
-    WHERE list_contains(CAST($1 AS VARCHAR[]), currency)
+    WHERE list_contains($1, currency)
       AND regexp_full_match(date, '[0-9]{4}-[0-9]{2}-[0-9]{2}') AND TRY_CAST(date AS DATE) IS NOT NULL
-      AND coalesce(date < list_extract(CAST($3 AS VARCHAR[]), list_position(CAST($2 AS VARCHAR[]), currency)), true)`;
-  const total = await connection.runAndReadAll(`SELECT count(*) AS n FROM (${unrated})`, params);
+      AND coalesce(date < list_extract($3, list_position($2, currency)), true)`;
+  const total = await connection.runAndReadAll(`SELECT count(*) AS n FROM (${unrated})`, params, types);
   const count = Number(total.getRowObjectsJS()[0]?.["n"] ?? 0);
   if (count === 0) return { count, rows: [] };
   const listed = await connection.runAndReadAll(
     `${unrated} ORDER BY row_index LIMIT ${MAX_REPORTED_PROBLEMS}`,
     params,
+    types,
   );
   return {
     count,
