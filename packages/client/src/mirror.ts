@@ -194,6 +194,20 @@ async function checkFirstRun(dir: string, force: boolean): Promise<void> {
  * @example const summary = await mirror(client, { dir: "acme", from: "2026-01-01", to: "2026-11-22", format: "parquet" });
  */
 export async function mirror(client: MdqClient, options: MirrorOptions): Promise<MirrorSummary> {
+  // The first directory this run creates, if any: a run that fails with nothing written into it
+  // leaves nothing on disk (issue 57).
+  const created = await mkdir(options.dir, { recursive: true });
+  try {
+    return await mirrorInto(client, options);
+  } catch (error) {
+    if (created !== undefined && (await readdir(options.dir).catch(() => [null])).length === 0)
+      await rm(created, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** `mirror`, its directory made. */
+async function mirrorInto(client: MdqClient, options: MirrorOptions): Promise<MirrorSummary> {
   const startedAt = Date.now();
   const { dir, from, to, format } = options;
   if (daysIn(from, to) < 1) {

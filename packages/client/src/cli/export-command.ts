@@ -6,7 +6,7 @@
  * version gone meanwhile starts the file again. At the end the rows are checked against
  * `MDQ-Row-Count` (Parquet: its footer's row count).
  */
-import { type FileHandle, open, rename } from "node:fs/promises";
+import { type FileHandle, open, rename, rm, stat } from "node:fs/promises";
 import { EXPORT_FORMATS, type ExportFormat, type ExportRowKey, TEXT_EXPORT_FORMATS } from "@mdq/contract";
 import { Command, Option } from "commander";
 import { parquetMetadataAsync } from "hyparquet";
@@ -151,6 +151,7 @@ export async function downloadExport(
   const text = TEXT_EXPORT_FORMATS.has(format);
   const cut = format === "csv" ? csvRows : ndjsonRows;
   const file = await open(path, "w+");
+  let finished = false;
   try {
     let resume: ExportResume | null = null;
     let expected = 0;
@@ -255,10 +256,13 @@ export async function downloadExport(
         );
       }
       progress.update({ ...snapshot(), rows: expected });
+      finished = true;
       return { rows: expected, bytes, dataVersion };
     }
   } finally {
     await file.close();
+    // A run that failed before its first byte (bad flags, 403, a wrong secret) leaves nothing.
+    if (!finished && (await stat(path).catch(() => null))?.size === 0) await rm(path, { force: true });
   }
 }
 

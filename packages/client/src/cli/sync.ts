@@ -138,6 +138,8 @@ export async function runSync(
   const release = await acquireSyncLock(`${options.out}.lock`);
   try {
     let checkpoint = await resumable(paths, parameters, progress);
+    /** A run with nothing to resume: should it fail before its first page, it leaves nothing. */
+    const fresh = checkpoint === null;
     const file = await open(paths.partial, checkpoint ? "r+" : "w");
     try {
       if (checkpoint) {
@@ -274,6 +276,13 @@ export async function runSync(
         resumedRows,
         seconds,
       };
+    } catch (error) {
+      if (fresh && (checkpoint?.pages ?? 0) === 0) {
+        await file.close().catch(() => undefined);
+        await rm(paths.partial, { force: true });
+        await removeCheckpoint(paths);
+      }
+      throw error;
     } finally {
       await file.close().catch(() => undefined);
     }
