@@ -11,7 +11,7 @@
 // file's rows afterwards (a reload replaces, never adds).
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -294,6 +294,14 @@ async function startServer(work, store) {
     return answer;
   };
   await admin("POST", "/admin/brands", { brandId: "bench", name: "Bench" });
+  // A load refuses a row whose currency has no rate on or before its day (docs/load-format.md):
+  // one rate of each of the rows' currencies, the day before their first.
+  const fx = join(work, "fx.csv");
+  await writeFile(
+    fx,
+    "date,currency,rate\n2025-12-31,GBP,0.85\n2025-12-31,USD,1.08\n2025-12-31,JPY,160\n2025-12-31,SEK,11.5\n",
+  );
+  await admin("POST", "/admin/fx", { path: fx });
   /** A load, answered as it goes (its headers come at once: a 10 M-row load outlasts fetch's wait for them). */
   const load = async (body) => {
     const response = await fetch(`http://127.0.0.1:${adminPort}/admin/loads`, {

@@ -63,6 +63,10 @@ for (const store of ["duckdb", "postgres"] as const)
       }
       serve = await startServe(join(work, "data"), env);
       await mdq(["brand", "create", "--id", "brand-multi", "--name", "Multi"]);
+      // The GBP rows need a GBP rate on or before their days (docs/load-format.md).
+      const fx = join(work, "fx.csv");
+      await writeFile(fx, "date,currency,rate\n2026-03-01,GBP,0.85\n");
+      await mdq(["fx", "load", fx]);
     });
     after(async () => {
       await serve.stop();

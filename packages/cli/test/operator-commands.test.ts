@@ -470,6 +470,38 @@ for (const engine of ["duckdb", "postgres"] as const)
       assert.equal(brands.find((brand) => brand.brandId === "brand-acme")!.rows, 3, "nothing was changed");
     });
 
+    it("load refuses a row whose currency has no FX rate on or before its day, naming line, currency and day (exit 3, nothing stored)", async () => {
+      const file = join(work, "chf.csv");
+      await writeFile(
+        file,
+        [
+          RECORDS_HEADER,
+          "r-1,2026-03-01,GB,google_ads,search,c-1,Spring sale,1000,50,12.34,2.5,99.99,GBP",
+          "r-9,2026-03-01,DE,google_ads,search,c-9,Alpen,1000,50,12.34,2.5,99.99,CHF",
+          "r-10,2026-02-28,GB,google_ads,search,c-1,Spring sale,1000,50,12.34,2.5,99.99,GBP",
+        ].join("\n"),
+      );
+      const result = await mdqFails(3, ["load", file, "--brand", "brand-acme", ...data]);
+      const lines = result.stderr.trimEnd().split("\n");
+      assert.match(
+        lines[0]!,
+        /^mdq: 2 problem\(s\) in .*chf\.csv; nothing was changed \(422 INVALID_FILE\)$/,
+      );
+      assert.deepEqual(lines.slice(1), [
+        "line 3: currency: no CHF reference rate on or before 2026-03-01 (the region holds no CHF rates): load the rates first (mdq fx load), then this file",
+        "line 4: currency: no GBP reference rate on or before 2026-02-28 (GBP rates start on 2026-03-01): load the rates first (mdq fx load), then this file",
+      ]);
+      const { brands } = await mdqJson<{
+        brands: { brandId: string; rows: number; firstDay: string; unreadableDays: unknown[] }[];
+      }>(["status", ...data]);
+      const acme = brands.find((brand) => brand.brandId === "brand-acme")!;
+      assert.deepEqual(
+        { rows: acme.rows, firstDay: acme.firstDay, unreadableDays: acme.unreadableDays },
+        { rows: 3, firstDay: "2026-03-01", unreadableDays: [] },
+        "nothing was changed, and every stored day is readable",
+      );
+    });
+
     it("publish marks today's load as published", async () => {
       const published = await mdqJson<{ brandId: string; processingDate: string; publishedAt: string }>([
         "publish",
@@ -507,6 +539,7 @@ for (const engine of ["duckdb", "postgres"] as const)
         "name",
         "readyToday",
         "rows",
+        "unreadableDays",
       ]);
       assert.equal(acme["apps"], 2);
       assert.equal(acme["activeApps"], 1);

@@ -4,10 +4,11 @@
  * and serves a fresh database, re-seeds its own, and refuses a database holding other brands.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { openPostgresStore } from "@mdq/server";
 import {
   connectTo,
   createTestDatabase,
@@ -94,6 +95,112 @@ describe("mdq migrate", () => {
     } finally {
       await empty.drop();
       await rm(work, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("stored days no read can convert (rows an older release loaded without an FX rate)", () => {
+  let database: TestDatabase;
+  let work: string;
+
+  before(async () => {
+    database = await createTestDatabase("unreadable");
+    work = await mkdtemp(join(tmpdir(), "mdq-unreadable-"));
+    const migrated = await runMdq(["migrate"], { MDQ_DATABASE_URL: database.url });
+    assert.equal(migrated.code, 0, migrated.stderr);
+    // As an older release's load let them in: straight into the store, past no check.
+    const store = await openPostgresStore({ url: database.url, poolSize: 1 });
+    try {
+      await store.upsertFxRates([{ currency: "GBP", date: "2026-03-02", rateE6: 850_000n }]);
+      await store.replaceRecords(
+        "brand-old",
+        [
+          ["o-1", "2026-03-01", "CHF"],
+          ["o-2", "2026-03-03", "CHF"],
+          ["o-3", "2026-03-01", "GBP"],
+          ["o-4", "2026-03-02", "GBP"],
+        ].map(([recordId, date, currency]) => ({
+          recordId: recordId!,
+          date: date!,
+          market: "GB",
+          dataSource: "google_ads",
+          channel: "search",
+          campaignId: "c-1",
+          campaignName: "Spring",
+          impressions: 10,
+          clicks: 1,
+          spendE4: 10_000n,
+          conversionsE4: 0n,
+          revenueE4: 0n,
+          currency: currency as "CHF" | "GBP",
+        })),
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  after(async () => {
+    await database.drop();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  const listed =
+    "  brand-old: CHF records on 2 days 2026-03-01..2026-03-03 (the region holds no CHF rates)\n" +
+    "  brand-old: GBP records on 1 day 2026-03-01 (GBP rates start on 2026-03-02)\n";
+
+  it("mdq migrate says so on stderr, naming brand, currency and days, and exits 0", async () => {
+    const result = await runMdq(["migrate"], { MDQ_DATABASE_URL: database.url });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^schema is current \(version \d+\)\n$/);
+    assert.equal(
+      result.stderr,
+      "mdq migrate: warning: stored records have no FX rate on or before their day, so every read over those days fails for their brand (UNSUPPORTED_CURRENCY):\n" +
+        listed +
+        "Load the missing rates with `mdq fx load`; `mdq status` lists these days.\n",
+    );
+  });
+
+  it("mdq serve warns at start-up, and mdq status lists the days until the rates are loaded", async () => {
+    const env = { MDQ_DATABASE_URL: database.url };
+    const serve = await startServe(work, env);
+    try {
+      assert.match(
+        serve.log(),
+        /"msg":"stored records have no FX rate on or before their day, so every read over those days fails for their brand \(UNSUPPORTED_CURRENCY\): brand-old: CHF records on 2 days 2026-03-01\.\.2026-03-03/,
+      );
+      const created = await runMdq(
+        ["brand", "create", "--name", "Old", "--id", "brand-old", "--data", work],
+        env,
+      );
+      assert.equal(created.code, 0, created.stderr);
+      const human = await runMdq(["status", "--data", work], env);
+      assert.equal(human.code, 0, human.stderr);
+      const tail = human.stdout.slice(human.stdout.indexOf("Days the brand cannot read"));
+      assert.match(
+        tail,
+        /^Days the brand cannot read \(no FX rate on or before them: every read over them fails with UNSUPPORTED_CURRENCY until the rates are loaded with `mdq fx load`\):\n/,
+      );
+      const rows = tail.trimEnd().split("\n").slice(1);
+      assert.match(rows[0]!, /^BRAND\s+CURRENCY\s+DAYS\s+COUNT\s+FIRST RATE$/);
+      assert.match(rows[1]!, /^brand-old\s+CHF\s+2026-03-01\.\.2026-03-03\s+2\s+-$/);
+      assert.match(rows[2]!, /^brand-old\s+GBP\s+2026-03-01\s+1\s+2026-03-02$/);
+      assert.equal(rows.length, 3);
+
+      const fx = join(work, "fx.csv");
+      await writeFile(fx, "date,currency,rate\n2026-02-27,CHF,0.95\n2026-02-27,GBP,0.84\n");
+      const loaded = await runMdq(["fx", "load", fx, "--data", work], env);
+      assert.equal(loaded.code, 0, loaded.stderr);
+      const after = await runMdq(["status", "--json", "--data", work], env);
+      const { brands } = JSON.parse(after.stdout) as {
+        brands: { brandId: string; unreadableDays: unknown[] }[];
+      };
+      assert.deepEqual(brands.find((brand) => brand.brandId === "brand-old")!.unreadableDays, []);
+      assert.ok(
+        !(await runMdq(["status", "--data", work], env)).stdout.includes("Days the brand cannot read"),
+      );
+    } finally {
+      await serve.stop();
     }
   });
 });

@@ -3,6 +3,7 @@
 export { type ErrorCode, GRAPHQL_ERROR_CODES, OAUTH_ERROR_CODES } from "@mdq/contract";
 export { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin/admin-token.js";
 export type { AppView, BrandStatus } from "./admin/region-admin.js";
+export { describeUnreadableDays } from "./admin/unreadable-days.js";
 export { addDays, isCalendarDate, todayIn } from "./calendar.js";
 export { CONFIG_ENV, ConfigError, type ConfigInput, loadConfig, type ServiceConfig } from "./config.js";
 export { CURRENCIES, CURRENCY_CODES, type CurrencyCode, isCurrencyCode } from "./currencies.js";

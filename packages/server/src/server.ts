@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { buildAdminListener } from "./admin/admin-listener.js";
 import { ensureAdminToken, writeAdminAddress } from "./admin/admin-token.js";
 import { RegionAdmin } from "./admin/region-admin.js";
+import { warnUnreadableDays } from "./admin/unreadable-days.js";
 import { type ChangeFeed, changeChannel, RedisChangeFeed, SOLO_CHANGE_FEED } from "./cluster/change-feed.js";
 import { RedisConnection } from "./cluster/redis-connection.js";
 import type { ServiceConfig } from "./config.js";
@@ -99,6 +100,8 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
   const swept = await sweepWorkDirs();
   if (swept.length > 0)
     app.log.info({ directories: swept }, "removed the work directories of processes that are gone");
+  // Rows a load of an older release let in without a rate (issue 57): the operator hears of them.
+  await warnUnreadableDays(parts.store, app.log);
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
   // Metered outside the page cache, so rows served from memory are counted too.
   const cachedStore = withPageCache(parts.store, config.pageCacheMb * 1024 * 1024, (query, result) =>

@@ -543,6 +543,7 @@ describe("admin API", () => {
           lastPublishedAt: published.publishedAt,
           lastPublishedDate: harness.region.today,
           readyToday: true,
+          unreadableDays: [],
         },
       );
       assert.deepEqual(
@@ -559,6 +560,7 @@ describe("admin API", () => {
           lastPublishedAt: null,
           lastPublishedDate: null,
           readyToday: false,
+          unreadableDays: [],
         },
       );
       // The demo brands, seeded and published today, are listed too, in brand id order.

@@ -360,11 +360,19 @@ describe("money: conversion and half-even rounding", () => {
     ]);
   });
 
+  /** What an UNSUPPORTED_CURRENCY message adds: who can help (issue 57). */
+  const ASKED_FOR =
+    ", the currency asked for: ask for another currency (EUR needs no rate of its own) or leave out the money fields";
+  const STORED =
+    ", the currency of the brand's stored records: only the region's operator can load the missing rates; contact them";
+
   it("answers UNSUPPORTED_CURRENCY (HTTP 200, data null) when a record's day precedes every rate it needs", async () => {
     const early = { from: "2020-01-03", to: "2020-01-03" };
-    const gbpMessage = "cannot convert: there is no GBP reference rate on or before 2020-01-03";
-    // To EUR, e1's source currency GBP has no rate yet; to GBP, e2 needs the GBP rate as target.
+    const missingGbp = "cannot convert: there is no GBP reference rate on or before 2020-01-03";
+    // To EUR, e1's source currency GBP has no rate yet (only the operator can help); to GBP, e2
+    // needs the GBP rate as target (the caller can ask for another currency).
     for (const currency of ["EUR", "GBP"]) {
+      const gbpMessage = currency === "GBP" ? `${missingGbp}${ASKED_FOR}` : `${missingGbp}${STORED}`;
       const response = await recordsIn(early, currency);
       assert.equal(response.status, 200);
       assert.deepEqual(response.body, unsupported("marketingRecords", gbpMessage));
@@ -377,7 +385,7 @@ describe("money: conversion and half-even rounding", () => {
       assert.deepEqual(aggregated.body, unsupported("marketingAggregate", gbpMessage));
     }
     const chf = { from: "2020-01-02", to: "2020-01-02" };
-    const chfMessage = "cannot convert: there is no CHF reference rate on or before 2020-01-02";
+    const chfMessage = `cannot convert: there is no CHF reference rate on or before 2020-01-02${STORED}`;
     assert.deepEqual((await recordsIn(chf, "EUR")).body, unsupported("marketingRecords", chfMessage));
     assert.deepEqual(
       (await region.graphql(AGGREGATE_QUERY, { c: BRAND, r: chf, cur: "EUR", g: ["DATE_DAY"] }, token)).body,

@@ -78,7 +78,9 @@ function beforeFirstRate(behaviour: string, query: (args: string) => string): Er
       as: "early",
     }),
     data: "null",
-    message: /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}$/,
+    // GBP is the stored records' currency, not the one asked for: only the operator can help.
+    message:
+      /^cannot convert: there is no GBP reference rate on or before \d{4}-\d{2}-\d{2}, the currency of the brand's stored records: only the region's operator can load the missing rates; contact them$/,
   };
 }
 

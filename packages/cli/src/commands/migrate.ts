@@ -3,7 +3,7 @@
  * connection string is read from MDQ_DATABASE_URL only, never from a flag: a password in argv
  * would be visible to every user of the machine.
  */
-import { loadConfig, migrateDatabase } from "@mdq/server";
+import { describeUnreadableDays, loadConfig, migrateDatabase, openPostgresStore } from "@mdq/server";
 import { Command } from "commander";
 import { UsageError } from "../usage-error.js";
 
@@ -30,5 +30,25 @@ export function migrateCommand(): Command {
           `applied ${result.applied.join(", ")}; schema is at version ${result.current}\n`,
         );
       }
+      await warnUnreadableDays(config.databaseUrl);
     });
+}
+
+/**
+ * Rows an older release loaded without an FX rate on or before their day (issue 57): said on
+ * stderr once the schema is current, so that the operator loads the rates before brands read.
+ */
+async function warnUnreadableDays(url: string): Promise<void> {
+  const store = await openPostgresStore({ url, poolSize: 1 });
+  try {
+    const found = await store.unreadableDays();
+    if (found.length === 0) return;
+    process.stderr.write(
+      `mdq migrate: warning: stored records have no FX rate on or before their day, so every read over those days fails for their brand (UNSUPPORTED_CURRENCY):\n${found
+        .map((days) => `  ${describeUnreadableDays(days)}\n`)
+        .join("")}Load the missing rates with \`mdq fx load\`; \`mdq status\` lists these days.\n`,
+    );
+  } finally {
+    await store.close();
+  }
 }

@@ -36,7 +36,29 @@ export function describeStatus(status: RegionStatus): string {
     ["BRAND", "GRANTED MARKETS", "GRANTED DATA SOURCES"],
     status.brands.map((brand) => [brand.brandId, list(brand.grants.markets), list(brand.grants.dataSources)]),
   );
-  return `${heading}\n\n${brands}\n\n${grants}`;
+  return `${heading}\n\n${brands}\n\n${grants}${describeUnreadable(status)}`;
+}
+
+/**
+ * The days a brand cannot read (issue 57): rows stored in a currency with no FX rate on or before
+ * their day, so that every read over them fails; nothing when every day is readable.
+ */
+function describeUnreadable(status: RegionStatus): string {
+  const rows = status.brands.flatMap((brand) =>
+    (brand.unreadableDays ?? []).map((days) => [
+      brand.brandId,
+      days.currency,
+      days.from === days.to ? days.from : `${days.from}..${days.to}`,
+      count(days.days),
+      orNone(days.firstRate),
+    ]),
+  );
+  if (rows.length === 0) return "";
+  const unreadable = table(["BRAND", "CURRENCY", "DAYS", "COUNT", "FIRST RATE"], rows);
+  return (
+    "\n\nDays the brand cannot read (no FX rate on or before them: every read over them fails with " +
+    `UNSUPPORTED_CURRENCY until the rates are loaded with \`mdq fx load\`):\n${unreadable}`
+  );
 }
 
 /** `mdq status`. */

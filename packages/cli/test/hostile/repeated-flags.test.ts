@@ -39,6 +39,11 @@ describe("mdq flags given twice", () => {
       serve.dataDir,
     ]);
     assert.equal(created.code, 0, created.stderr);
+    // The GBP rows need a GBP rate on or before their day (docs/load-format.md).
+    const fx = join(work, "fx.csv");
+    await writeFile(fx, "date,currency,rate\n2026-03-01,GBP,0.85\n");
+    const rated = await runMdq(["fx", "load", fx, "--data", serve.dataDir]);
+    assert.equal(rated.code, 0, rated.stderr);
     const google = join(work, "google.csv");
     await writeFile(
       google,

@@ -22,7 +22,11 @@ export const EXIT = {
   FORBIDDEN: 5,
   /** Rate limited, unavailable or unreachable after every retry: run again later. */
   UNAVAILABLE: 6,
-  /** The service refused the query (a query-level code such as DATE_RANGE_TOO_LONG). */
+  /**
+   * The service refused the query (a query-level code such as DATE_RANGE_TOO_LONG): the flags'
+   * fault, but for UNSUPPORTED_CURRENCY of the stored records' currency, which only the operator
+   * can fix (docs/daily-sync.md).
+   */
   INVALID_QUERY: 7,
   /** An answer failed validation (SERVER_ANSWER_INVALID): the server's fault; nothing was written. */
   SERVER_ANSWER_INVALID: 8,
@@ -92,7 +96,9 @@ Exit codes:
   4  authentication failed: the credentials were refused (invalid_client, UNAUTHENTICATED)
   5  forbidden: the brand or a filtered market/data source is outside the app's grants
   6  rate limited, unavailable or unreachable after every retry: run again later
-  7  invalid query: the service refused the query (DATE_RANGE_TOO_LONG, UNSUPPORTED_CURRENCY, ...)
+  7  invalid query: the service refused the query (DATE_RANGE_TOO_LONG, UNSUPPORTED_CURRENCY, ...):
+     fix the flags; but UNSUPPORTED_CURRENCY naming "the currency of the brand's stored records"
+     is no flag's fault: only the operator can load the missing FX rates, contact them
   8  server answer invalid: an answer failed validation (wrong types, dates outside the range,
      counts that do not add up, an answer over MDQ_CLIENT_MAX_ANSWER_BYTES, more requests than
      the range needs); nothing was written

@@ -25,6 +25,7 @@ import type {
   LoadSummary,
   RecordLoads,
   RecordReads,
+  UnreadableDays,
 } from "../store/model/store.js";
 import { RecordIdConflictError } from "../store/model/store-errors.js";
 import type {
@@ -63,6 +64,11 @@ export interface BrandStatus {
   lastPublishedAt: string | null;
   lastPublishedDate: string | null;
   readyToday: boolean;
+  /**
+   * Stored days no read can convert: rows in a currency with no rate on or before their day, per
+   * currency (store/reads/fx-coverage/). Empty when every day is readable.
+   */
+  unreadableDays: Omit<UnreadableDays, "brandId">[];
 }
 
 /** What the operations of `mdq` need of the store. */
@@ -318,6 +324,7 @@ export class RegionAdmin {
     const today = this.today();
     const brands = await this.store.listBrands();
     const apps = await this.store.listApps();
+    const unreadable = await this.store.unreadableDays();
     const statuses = await Promise.all(
       brands.map(async (brand): Promise<BrandStatus> => {
         const [grants, data, readiness] = await Promise.all([
@@ -338,6 +345,9 @@ export class RegionAdmin {
           lastPublishedAt: data.lastPublishedAt?.toISOString() ?? null,
           lastPublishedDate: data.lastPublishedDate,
           readyToday: readiness.published,
+          unreadableDays: unreadable
+            .filter((days) => days.brandId === brand.brandId)
+            .map(({ brandId: _, ...days }) => days),
         };
       }),
     );

@@ -133,7 +133,9 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
       release = await options.lanes.enter("export", caller.brandId);
-      opened = await withRates(() => options.store.openRecordExport(exportRequest.query));
+      opened = await withRates(exportRequest.query.currency, () =>
+        options.store.openRecordExport(exportRequest.query),
+      );
       if (exportRequest.dataVersion !== null && exportRequest.dataVersion !== opened.dataVersion) {
         await opened.close();
         throw new MdqError(

@@ -65,15 +65,22 @@ function sinceOf(since: string | null | undefined, region: string): bigint | nul
   return version;
 }
 
-/** Runs a read, a missing FX rate answered `UNSUPPORTED_CURRENCY` (rule 7). */
-export async function withRates<Result>(read: () => Promise<Result>): Promise<Result> {
+/**
+ * Runs a read of money in `currency`, a missing FX rate answered `UNSUPPORTED_CURRENCY` (rule 7).
+ * The message says who can help (issue 57): a missing rate of the currency asked for, the caller
+ * (another currency); of the stored records' own currency, only the region's operator.
+ */
+export async function withRates<Result>(currency: string, read: () => Promise<Result>): Promise<Result> {
   try {
     return await read();
   } catch (error) {
     if (error instanceof MissingFxRateError) {
+      const missing = `cannot convert: there is no ${error.currency} reference rate on or before ${error.date}`;
       throw new MdqError(
         "UNSUPPORTED_CURRENCY",
-        `cannot convert: there is no ${error.currency} reference rate on or before ${error.date}`,
+        error.currency === currency
+          ? `${missing}, the currency asked for: ask for another currency (EUR needs no rate of its own) or leave out the money fields`
+          : `${missing}, the currency of the brand's stored records: only the region's operator can load the missing rates; contact them`,
       );
     }
     throw error;
@@ -84,13 +91,13 @@ export async function withRates<Result>(read: () => Promise<Result>): Promise<Re
  * A paged field's resolver: plans the query from the arguments and the selected fields, reads one
  * page, and files its pageInfo under the field's response key (aliases get their own).
  */
-function pagedResolver<Args, Query extends { page: { page: number; pageSize: number } }>(
+function pagedResolver<Args, Query extends { page: { page: number; pageSize: number }; currency: string }>(
   plan: (args: Args, caller: Caller, selected: Set<string>) => Query,
   read: (store: RecordReads, query: Query) => Promise<PageResult<Record<string, unknown>>>,
 ) {
   return async (_root: unknown, args: Args, context: RequestContext, info: GraphQLResolveInfo) => {
     const query = plan(args, context.caller, selectedFieldNames(info));
-    const result = await withRates(() => read(context.store, query));
+    const result = await withRates(query.currency, () => read(context.store, query));
     context.pageInfo[String(info.path.key)] = pageInfoOf(query.page, result, context.caller.region);
     return result.rows;
   };
@@ -111,7 +118,7 @@ async function recordsResolver(
   const plain = plainSelection(info, RECORD_FIELDS);
   const planned = recordsQueryOf(args, context.caller, plain ? new Set(plain) : selectedFieldNames(info));
   const query = plain ? { ...planned, fields: plain } : planned;
-  const [page] = await withRates(() => context.store.queryRecords(query));
+  const [page] = await withRates(query.currency, () => context.store.queryRecords(query));
   if (!page) throw new Error("the store answered a records query with no page");
   const key = String(info.path.key);
   context.pageInfo[key] = pageInfoOf(query.page, page, context.caller.region);

@@ -3,8 +3,10 @@
  * the duplicate keys. Rows with problems are the only ones ever turned into messages.
  */
 import { listValue } from "@duckdb/node-api";
+import type { FxRateStarts } from "../store/model/store.js";
 import type { Scratch } from "./file-staging.js";
 import { MAX_REPORTED_PROBLEMS, quoteValue, RecordsFileError } from "./load-errors.js";
+import { findUnratedRows, unratedMessage } from "./rate-rule.js";
 import {
   COLUMN_RULES,
   floatPrecisionRule,
@@ -24,12 +26,16 @@ interface RowProblem {
   related?: number;
 }
 
-/** Runs every rule over every row; throws a `RecordsFileError` with the first problems. */
+/**
+ * Runs every rule over every row; throws a `RecordsFileError` with the first problems. With
+ * `rateStarts`, a row's currency must also have a rate on or before its day (rate-rule.ts).
+ */
 export async function checkRows(
   scratch: Scratch,
   path: string,
   staged: Staged,
   rowCount: number,
+  rateStarts?: FxRateStarts,
 ): Promise<void> {
   const columns = RECORD_COLUMNS.filter((column) => staged.columns.has(column));
   const rules = new Map(
@@ -100,15 +106,19 @@ export async function checkRows(
     }
   }
 
-  const duplicates: { count: number; problems: RowProblem[] }[] = [];
+  // Checks of a row against others (duplicate keys) or against the store (FX rates).
+  const acrossRows: { count: number; problems: RowProblem[] }[] = [];
   if (staged.columns.has("record_id")) {
-    duplicates.push(await findDuplicates(scratch, ["record_id"], "record_id"));
+    acrossRows.push(await findDuplicates(scratch, ["record_id"], "record_id"));
   }
-  duplicates.push(await findDuplicates(scratch, NATURAL_KEY, undefined));
-  const duplicateCount = duplicates.reduce((sum, found) => sum + found.count, 0);
-  if (ruleErrorCount + duplicateCount === 0) return;
+  acrossRows.push(await findDuplicates(scratch, NATURAL_KEY, undefined));
+  if (rateStarts && staged.columns.has("currency") && staged.columns.has("date")) {
+    acrossRows.push(await findUnrated(scratch, rateStarts));
+  }
+  const acrossRowsCount = acrossRows.reduce((sum, found) => sum + found.count, 0);
+  if (ruleErrorCount + acrossRowsCount === 0) return;
 
-  for (const found of duplicates) problems.push(...found.problems);
+  for (const found of acrossRows) problems.push(...found.problems);
   const order = (problem: RowProblem) =>
     problem.column === undefined ? RECORD_COLUMNS.length : RECORD_COLUMNS.indexOf(problem.column);
   problems.sort((a, b) => a.rowIndex - b.rowIndex || order(a) - order(b));
@@ -126,8 +136,24 @@ export async function checkRows(
       ...(problem.column === undefined ? {} : { column: problem.column }),
       message: typeof problem.message === "string" ? problem.message : problem.message(lineOf),
     })),
-    { rowCount, errorCount: ruleErrorCount + duplicateCount, position: staged.position },
+    { rowCount, errorCount: ruleErrorCount + acrossRowsCount, position: staged.position },
   );
+}
+
+/** Rows whose currency has no rate on or before their day (rate-rule.ts). */
+async function findUnrated(
+  scratch: Scratch,
+  rateStarts: FxRateStarts,
+): Promise<{ count: number; problems: RowProblem[] }> {
+  const { count, rows } = await findUnratedRows(scratch.connection, rateStarts);
+  return {
+    count,
+    problems: rows.map(({ rowIndex, currency, date }) => ({
+      rowIndex,
+      column: "currency",
+      message: unratedMessage(currency, date, rateStarts.get(currency)),
+    })),
+  };
 }
 
 /**

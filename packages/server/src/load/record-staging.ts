@@ -16,11 +16,13 @@ import type { DuckDBConnection } from "@duckdb/node-api";
 import type { LoadFormat } from "@mdq/contract";
 import { isCalendarDate } from "@mdq/contract";
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
+import type { FxRateStarts } from "../store/model/store.js";
 import { rolledUpRowsOf, rolledUpTableOf } from "../store/sql/rollup-table.js";
 import { STAGING_COLUMNS } from "../store/writes/record-replace.js";
 import { csvFieldColumn, quoteIdentifier, sqlString } from "./file-staging.js";
 import { RecordsFileError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
+import { allRated } from "./rate-rule.js";
 import {
   COLUMN_RULES,
   floatPrecisionRule,
@@ -63,6 +65,11 @@ export interface StagingOptions {
    * The file's rows are read three or four times: `unchanged` tells a file that changed meanwhile.
    */
   overFile?: boolean;
+  /**
+   * The first day of each currency's stored rates: a row whose currency has no rate on or before
+   * its day makes the file not clean (rate-rule.ts), checked over the rollup, a few rows per day.
+   */
+  rateStarts?: FxRateStarts;
 }
 
 /** What a records file's read needs: the checked request of `readRecordsFile`. */
@@ -108,7 +115,7 @@ export async function stageRecords(
   staging: string,
   request: StagingRequest,
   progress?: LoadProgressReporter,
-  { overFile = false }: StagingOptions = {},
+  { overFile = false, rateStarts }: StagingOptions = {},
 ): Promise<StagedRecords> {
   const overParquet = overFile && request.format === "parquet";
   const file = overParquet
@@ -183,7 +190,8 @@ export async function stageRecords(
         COLUMN_RULES[column].every((rule) => rule.kind === "sql" || rule.valid(value)),
       ),
     ) &&
-    (await keysUnique(connection, staging, [NATURAL_KEY.join(", "), ...(idsChecked ? ["record_id"] : [])]));
+    (await keysUnique(connection, staging, [NATURAL_KEY.join(", "), ...(idsChecked ? ["record_id"] : [])])) &&
+    (rateStarts === undefined || (await allRated(connection, rolledUp, rateStarts)));
   if (!clean) throw new RecordsNotClean("the file has problems");
   if (file === null) return { rows, days };
   const { path } = request;

@@ -8,6 +8,7 @@
  * value, and only the rows with problems are ever turned into messages.
  */
 import { isOutOfMemory } from "../store/duckdb/duckdb-errors.js";
+import type { FxRateStarts } from "../store/model/store.js";
 import { checkLoadFile, openScratch } from "./file-staging.js";
 import { type LoadProblem, RecordsFileError } from "./load-errors.js";
 import type { LoadProgressReporter } from "./load-progress.js";
@@ -32,6 +33,11 @@ export interface ReadRecordsOptions {
   progress?: LoadProgressReporter;
   /** The scratch DuckDB's memory limit in MB (`MDQ_LOAD_MEMORY_MB`); by default `DEFAULT_LOAD_MEMORY_MB`. */
   memoryMb?: number;
+  /**
+   * The first day of each currency's stored rates (`RecordLoads.fxRateStarts`): a row whose
+   * currency has no rate on or before its day is then a problem (rate-rule.ts). A load passes it.
+   */
+  rateStarts?: FxRateStarts;
 }
 
 /**
@@ -56,7 +62,7 @@ export async function readRecordsFile(path: string, options: ReadRecordsOptions 
         position: staged.position,
       });
     }
-    await checkRows(scratch, path, staged, rowCount);
+    await checkRows(scratch, path, staged, rowCount, options.rateStarts);
     return await checkedRecordsFile(scratch, format, staged, rowCount);
   } catch (error) {
     progress?.stop();

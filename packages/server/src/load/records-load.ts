@@ -69,6 +69,8 @@ async function loadFile(
   { progress, memoryMb }: LoadRunOptions,
 ): Promise<LoadSummary> {
   const onReplacing = () => progress.phase("replacing");
+  // Rates are only ever added: what covers the file now still covers it when the load commits.
+  const rateStarts = await store.fxRateStarts();
   try {
     if (stagesLoads(store)) {
       // A Parquet file is staged as a view over it: its rows are read from the file again rather
@@ -76,6 +78,7 @@ async function loadFile(
       const stage = async (connection: Parameters<typeof stageRecords>[0], staging: string) => {
         const { rows, unchanged } = await stageRecords(connection, staging, request, progress, {
           overFile: true,
+          rateStarts,
         });
         return { rows, rolledUp: true, ...(unchanged ? { unchanged } : {}) };
       };
@@ -85,7 +88,7 @@ async function loadFile(
     return await handOver(store, brandId, origin, onReplacing, {
       write: async (files) => {
         const staging = "staged_records";
-        await stageRecords(scratch.connection, staging, request, progress);
+        await stageRecords(scratch.connection, staging, request, progress, { rateStarts });
         progress.phase("writing");
         return writeStoredLoad(
           scratch.connection,
@@ -102,7 +105,13 @@ async function loadFile(
     if (!(error instanceof RecordsNotClean)) throw error;
   }
   const { path, format, mapping } = request;
-  const file = await readRecordsFile(path, { format, mapping, progress, ...(memoryMb ? { memoryMb } : {}) });
+  const file = await readRecordsFile(path, {
+    format,
+    mapping,
+    progress,
+    rateStarts,
+    ...(memoryMb ? { memoryMb } : {}),
+  });
   return handOver(store, brandId, origin, onReplacing, {
     write: (files) => {
       progress.phase("writing");

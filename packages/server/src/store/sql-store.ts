@@ -13,10 +13,12 @@ import type {
   BrandDataStatus,
   DataChanges,
   DataChangesRequest,
+  FxRateStarts,
   Grants,
   PageResult,
   ReadinessFacts,
   RecordsPage,
+  UnreadableDays,
 } from "./model/store.js";
 import { readAggregatePage } from "./reads/aggregate/aggregate-reader.js";
 import {
@@ -34,6 +36,7 @@ import {
   type RecordExport,
   type RecordExports,
 } from "./reads/export/record-export.js";
+import { readFxRateStarts, readUnreadableDays } from "./reads/fx-coverage/fx-coverage-reader.js";
 import { readRecordsPages } from "./reads/records/records-reader.js";
 import {
   readDataChanges,
@@ -141,5 +144,13 @@ export abstract class SqlStore implements RecordExports {
 
   brandDataStatus(brandId: string): Promise<BrandDataStatus> {
     return readDataStatus(this.on, brandId);
+  }
+
+  fxRateStarts(): Promise<FxRateStarts> {
+    return readFxRateStarts(this.on);
+  }
+
+  unreadableDays(brandId?: string): Promise<UnreadableDays[]> {
+    return readUnreadableDays(this.on, brandId);
   }
 }

@@ -7,7 +7,7 @@
  */
 
 import type { AggregateQuery, RecordsQuery } from "../model/query-request.js";
-import type { DataChanges, DataChangesRequest } from "../model/store.js";
+import type { DataChanges, DataChangesRequest, FxRateStarts, UnreadableDays } from "../model/store.js";
 import {
   type App,
   type Brand,
@@ -138,6 +138,14 @@ export class StoreDecorator
 
   upsertFxRates(rates: FxRate[]): Promise<void> {
     return this.forward("upsertFxRates", () => this.inner.upsertFxRates(rates));
+  }
+
+  fxRateStarts(): Promise<FxRateStarts> {
+    return this.forward("fxRateStarts", () => this.inner.fxRateStarts());
+  }
+
+  unreadableDays(brandId?: string): Promise<UnreadableDays[]> {
+    return this.forward("unreadableDays", () => this.inner.unreadableDays(brandId));
   }
 
   replaceRecords(

@@ -203,6 +203,23 @@ export function textValue(column: Utf8Column, row: number): string {
   );
 }
 
+/** Per currency that has at least one stored rate, the day of its first rate (`YYYY-MM-DD`). */
+export type FxRateStarts = ReadonlyMap<string, string>;
+
+/**
+ * Days of one brand stored in `currency` before that currency's first rate (or with no rate at
+ * all): no read of those days can convert their money until the operator loads the rates.
+ */
+export interface UnreadableDays {
+  brandId: string;
+  currency: string;
+  /** The first rate of `currency` stored, or null when there is none. */
+  firstRate: string | null;
+  /** The first and last such day (`YYYY-MM-DD`), and how many days there are. */
+  from: string;
+  to: string;
+  days: number;
+}
 export {
   isExpectedStoreError,
   MissingFxRateError,
@@ -244,6 +261,10 @@ export interface RecordReads {
 /** What an operator's loads write and check: FX rates, records, publishes and load status. */
 export interface RecordLoads {
   upsertFxRates(rates: FxRate[]): Promise<void>;
+  /** The first day of each currency's stored rates (reads/fx-coverage/): what a load checks its rows against. */
+  fxRateStarts(): Promise<FxRateStarts>;
+  /** The days stored in a currency before its first rate, of every brand or of `brandId` (reads/fx-coverage/). */
+  unreadableDays(brandId?: string): Promise<UnreadableDays[]>;
   /**
    * Replaces every record of `brandId` on the days present in `records`, atomically (readers see
    * the old rows or the new, never a mix; a failure or a crash changes nothing), and logs the load.
