@@ -34,6 +34,7 @@ import { useRateLimit } from "./plugins/rate-limit-hook.js";
 import { acceptRawBodies } from "./plugins/request-body.js";
 import { exportsRecords } from "./store/export/record-export.js";
 import { withPageCache } from "./store/page-cache.js";
+import { routesReads } from "./store/postgres/replica-router.js";
 import type { Store } from "./store/store.js";
 import { sweepWorkDirs } from "./work-dirs.js";
 
@@ -97,6 +98,8 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
   if (swept.length > 0)
     app.log.info({ directories: swept }, "removed the work directories of processes that are gone");
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
+  // Read replicas: reads by target, fallbacks and the standbys' lag (store/postgres/replica-router.ts).
+  if (routesReads(parts.store)) parts.store.useMetrics(metrics.registry);
   // Metered outside the page cache, so rows served from memory are counted too.
   const cachedStore = withPageCache(parts.store, config.pageCacheMb * 1024 * 1024, (query, result) =>
     metrics.pageCache.inc({ query, result }),
