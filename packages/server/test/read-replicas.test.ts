@@ -33,6 +33,12 @@ import type { Store, StoredRecord } from "../src/store/store.js";
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!, $page: Int!) {
   marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, pagination: {page: $page, pageSize: 1000}) { recordId }
 }`;
+const AGGREGATE = `query($c: ID!, $from: Date!, $to: Date!) {
+  marketingAggregate(clientId: $c, dateRange: {from: $from, to: $to}, metrics: [CLICKS], groupBy: [DATE_DAY]) { DATE_DAY TOTAL_CLICKS }
+}`;
+const CHANGES = `query($c: ID!, $from: Date!, $to: Date!) {
+  marketingDataChanges(clientId: $c, dateRange: {from: $from, to: $to}) { dataVersion days { date } }
+}`;
 const READINESS = `query($c: ID!, $d: Date!) {
   marketingDataReadiness(clientId: $c, date: $d) { status dataVersion }
 }`;
@@ -230,6 +236,34 @@ describe("read replicas: answers are never older than what the region published"
     const afterReads = (await readsOnAll("replica1")) + (await readsOnAll("replica2"));
     // Every page, unless the observer's last poll went stale on a machine too busy to poll.
     assert.ok(afterReads - before > 0, "the pages were read on the standbys");
+  });
+
+  it("aggregates, changes and exports answer on the standbys as on the primary", async () => {
+    const variables = { c: app.brandClientId, from: firstDay(), to: yesterday() };
+    const target = instances[1]!;
+    for (const query of [AGGREGATE, CHANGES]) {
+      assert.deepEqual(
+        (await graphql(target, query, variables)).data,
+        (await graphql(primaryOnly, query, variables)).data,
+      );
+    }
+    const exportOf = (on: Instance) =>
+      on.service.app.inject({
+        method: "GET",
+        url: `/export/marketing-records?clientId=${app.brandClientId}&from=${firstDay()}&to=${yesterday()}&format=csv`,
+        headers: { authorization: `Bearer ${on.token}` },
+      });
+    const [routed, primary] = [await exportOf(target), await exportOf(primaryOnly)];
+    assert.equal(routed.statusCode, 200, routed.body);
+    assert.equal(routed.body, primary.body);
+    const metrics = target.service.metrics;
+    for (const operation of ["aggregate", "changes", "export"]) {
+      const onStandbys =
+        (await metrics.value("mdq_store_reads_total", { target: "replica1", operation })) +
+        (await metrics.value("mdq_store_reads_total", { target: "replica2", operation }));
+      const onPrimary = await metrics.value("mdq_store_reads_total", { target: "primary", operation });
+      assert.equal(onStandbys + onPrimary, 1, operation);
+    }
   });
 
   it("a load and a publish while both standbys are paused: readiness and records follow the publish at once", async () => {
