@@ -99,7 +99,11 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     app.log.info({ directories: swept }, "removed the work directories of processes that are gone");
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
   // Read replicas: reads by target, fallbacks and the standbys' lag (store/postgres/replica-router.ts).
-  if (routesReads(parts.store)) parts.store.useMetrics(metrics.registry);
+  if (routesReads(parts.store)) {
+    parts.store.useMetrics(metrics.registry);
+    // The page cache reads the data generation before every page it passes on.
+    parts.store.followsGenerationReads(config.pageCacheMb > 0);
+  }
   // Metered outside the page cache, so rows served from memory are counted too.
   const cachedStore = withPageCache(parts.store, config.pageCacheMb * 1024 * 1024, (query, result) =>
     metrics.pageCache.inc({ query, result }),

@@ -200,7 +200,9 @@ describe("read replicas: answers are never older than what the region published"
       databaseUrl: pair.primary.url(database),
       databaseReplicaUrls: pair.standbys.map((standby) => standby.url(database)).join(","),
     };
-    for (let index = 0; index < 3; index += 1) instances.push(await instance(replicated));
+    // The third with its page cache on: its pages reuse a brand's position while no load lands.
+    for (let index = 0; index < 3; index += 1)
+      instances.push(await instance(index === 2 ? { ...replicated, pageCacheMb: 64 } : replicated));
     for (const standby of pair.standbys) await standby.caughtUp();
   });
 
@@ -236,6 +238,23 @@ describe("read replicas: answers are never older than what the region published"
     const afterReads = (await readsOnAll("replica1")) + (await readsOnAll("replica2"));
     // Every page, unless the observer's last poll went stale on a machine too busy to poll.
     assert.ok(afterReads - before > 0, "the pages were read on the standbys");
+  });
+
+  it("behind the page cache, a brand's position is asked of the primary once per data generation", async () => {
+    const cached = instances[2]!;
+    const positions = (source: string) =>
+      cached.service.metrics.value("mdq_replica_positions_total", { source });
+    const variables = { c: app.brandClientId, from: firstDay(), to: yesterday() };
+    await graphql(cached, AGGREGATE, variables);
+    const asked = await positions("primary");
+    const known = await positions("known");
+    await graphql(cached, AGGREGATE, { ...variables, from: yesterday() });
+    await graphql(cached, AGGREGATE, { ...variables, to: firstDay() });
+    assert.equal(await positions("primary"), asked, "no second read of the position");
+    assert.equal(await positions("known"), known + 2);
+    await loadYesterday(instances[0]!);
+    await graphql(cached, AGGREGATE, variables);
+    assert.equal(await positions("primary"), asked + 1, "a load makes it ask again");
   });
 
   it("aggregates, changes and exports answer on the standbys as on the primary", async () => {

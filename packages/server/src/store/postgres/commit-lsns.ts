@@ -81,22 +81,32 @@ export async function recordPublished(pool: pg.Pool, brandId: string): Promise<v
 const REQUIRED_SQL = `
 SELECT v.version IS NULL AS unversioned,
   (c.version >= coalesce(v.version, 0) AND (c.publishing_until IS NULL OR c.publishing_until < now())) AS recorded,
-  c.lsn::text AS lsn, pg_current_wal_insert_lsn()::text AS insert_lsn
+  c.lsn::text AS lsn, pg_current_wal_insert_lsn()::text AS insert_lsn,
+  (SELECT generation FROM data_generation WHERE id = 1)::text AS generation
 FROM (SELECT $1::text AS brand_id) AS b
 LEFT JOIN brand_versions AS v ON v.brand_id = b.brand_id
 LEFT JOIN brand_commit_lsns AS c ON c.brand_id = b.brand_id`;
 
+/** What a standby must have replayed to answer for a brand, and the data generation it was read at. */
+export interface RequiredPosition {
+  lsn: Lsn;
+  /** The region's data generation in the same snapshot (every load and FX change bumps it). */
+  generation: bigint;
+}
+
 /** The WAL position a standby must have replayed to answer for `brandId` (one read on the primary). */
-export async function requiredLsn(pool: pg.Pool, brandId: string): Promise<Lsn> {
+export async function requiredLsn(pool: pg.Pool, brandId: string): Promise<RequiredPosition> {
   const { rows } = await pool.query<{
     unversioned: boolean;
     recorded: boolean | null;
     lsn: string | null;
     insert_lsn: string;
+    generation: string | null;
   }>(REQUIRED_SQL, [brandId]);
   const row = rows[0]!;
-  if (row.recorded === true && row.lsn !== null) return parseLsn(row.lsn);
+  const generation = BigInt(row.generation ?? 0);
+  if (row.recorded === true && row.lsn !== null) return { lsn: parseLsn(row.lsn), generation };
   // A publish of a brand without a version is marked too: wait for the current position then.
-  if (row.unversioned && row.lsn === null) return 0n;
-  return parseLsn(row.insert_lsn);
+  if (row.unversioned && row.lsn === null) return { lsn: 0n, generation };
+  return { lsn: parseLsn(row.insert_lsn), generation };
 }

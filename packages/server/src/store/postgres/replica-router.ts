@@ -27,7 +27,13 @@ import type {
 } from "../store.js";
 import { StoreDecorator } from "../store-decorator.js";
 import { StoreUnavailableError } from "../store-errors.js";
-import { markPublishing, recordCommitLsns, recordPublished, requiredLsn } from "./commit-lsns.js";
+import {
+  markPublishing,
+  type RequiredPosition,
+  recordCommitLsns,
+  recordPublished,
+  requiredLsn,
+} from "./commit-lsns.js";
 import { storeError } from "./postgres-errors.js";
 import { createPostgresPool, type PostgresConnectionOptions } from "./postgres-pool.js";
 import { openPostgresStore, PostgresStore } from "./postgres-store.js";
@@ -45,6 +51,7 @@ class ReplicaMetrics {
   readonly fallbacks: Counter<"reason">;
   readonly retries: Counter<"target">;
   readonly routingSeconds: Counter;
+  readonly positions: Counter<"source">;
 
   constructor(registry: Registry, observer: ReplicaObserver) {
     const registers = [registry];
@@ -69,6 +76,12 @@ class ReplicaMetrics {
     this.routingSeconds = new Counter({
       name: "mdq_replica_routing_seconds_total",
       help: "Time spent choosing read targets (the primary's read of the brand's WAL position included).",
+      registers,
+    });
+    this.positions = new Counter({
+      name: "mdq_replica_positions_total",
+      help: "Brand reads routed, by where the brand's required WAL position came from: primary (read at the request's start) or known (current as of a data generation read since).",
+      labelNames: ["source"] as const,
       registers,
     });
     const standbys = observer.standbys;
@@ -136,6 +149,15 @@ export class ReplicaRouter extends StoreDecorator implements RecordExports {
   private metrics: ReplicaMetrics | undefined;
   /** Round-robin among the standbys usable for a read. */
   private turn = 0;
+  /**
+   * Whether every `queryRecords` and `queryAggregate` call follows a `dataGeneration` read made
+   * for it (the page cache reads the generation before each page: server.ts says so).
+   */
+  private pagesFollowGenerationReads = false;
+  /** The greatest data generation a `dataGeneration` read returned. */
+  private latestGeneration = -1n;
+  /** Each brand's required position, with the data generation it was read at. */
+  private readonly known = new Map<string, RequiredPosition>();
 
   constructor(private readonly parts: ReplicaRouterParts) {
     super(parts.primary);
@@ -150,22 +172,61 @@ export class ReplicaRouter extends StoreDecorator implements RecordExports {
   }
 
   /**
+   * Tells the router that every page read (`queryRecords`, `queryAggregate`) follows a
+   * `dataGeneration` read made for it after its request started, as the page cache does: a
+   * brand's position read at a generation at least as great as any read since is then current
+   * for pages (they depend only on loads and FX changes, which bump the generation), and is
+   * reused without asking the primary again.
+   */
+  followsGenerationReads(on: boolean): void {
+    this.pagesFollowGenerationReads = on;
+  }
+
+  override async dataGeneration(): Promise<string> {
+    const generation = await super.dataGeneration();
+    const value = BigInt(generation);
+    if (value > this.latestGeneration) this.latestGeneration = value;
+    return generation;
+  }
+
+  /**
+   * The position `brandId` needs: the one known for it when a page read follows a generation
+   * read and nothing was loaded since it was read; otherwise read from the primary.
+   */
+  private async required(brandId: string, page: boolean): Promise<bigint> {
+    const known = this.known.get(brandId);
+    if (page && this.pagesFollowGenerationReads && known && known.generation >= this.latestGeneration) {
+      this.metrics?.positions.inc({ source: "known" });
+      return known.lsn;
+    }
+    const started = process.hrtime.bigint();
+    let position: RequiredPosition;
+    try {
+      position = await requiredLsn(this.routing, brandId);
+    } catch (error) {
+      throw storeError(error);
+    }
+    this.metrics?.routingSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9);
+    this.metrics?.positions.inc({ source: "primary" });
+    if (position.generation > this.latestGeneration) this.latestGeneration = position.generation;
+    if (this.known.size >= KNOWN_BRANDS) this.known.clear();
+    const before = this.known.get(brandId);
+    if (!before || before.generation <= position.generation) this.known.set(brandId, position);
+    return position.lsn;
+  }
+
+  /**
    * Runs `read` on a standby that has replayed what `brandId` needs, else on the primary; a
    * standby whose connection fails is marked down and the read retried on the next target.
+   * `page`: a records or aggregate page (`followsGenerationReads`).
    */
   private async route<Result>(
     brandId: string,
     operation: string,
     read: (store: ReadStore) => Promise<Result>,
+    page = false,
   ): Promise<Result> {
-    const started = process.hrtime.bigint();
-    let required: bigint;
-    try {
-      required = await requiredLsn(this.routing, brandId);
-    } catch (error) {
-      throw storeError(error);
-    }
-    this.metrics?.routingSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9);
+    const required = await this.required(brandId, page);
     const tried = new Set<number>();
     for (;;) {
       const usable = this.observer.usable(required).filter((state) => !tried.has(state.index));
@@ -193,7 +254,7 @@ export class ReplicaRouter extends StoreDecorator implements RecordExports {
 
   /** Which target `route` would choose for `brandId` now (tests and the routing bench). */
   async targetFor(brandId: string): Promise<ReadTarget> {
-    const usable = this.observer.usable(await requiredLsn(this.routing, brandId));
+    const usable = this.observer.usable((await requiredLsn(this.routing, brandId)).lsn);
     return usable[0] ? targetOf(usable[0].index) : "primary";
   }
 
@@ -206,11 +267,11 @@ export class ReplicaRouter extends StoreDecorator implements RecordExports {
   }
 
   override queryRecords(query: RecordsQuery, pages?: number): Promise<RecordsPage[]> {
-    return this.route(query.scope.brandId, "records", (store) => store.queryRecords(query, pages));
+    return this.route(query.scope.brandId, "records", (store) => store.queryRecords(query, pages), true);
   }
 
   override queryAggregate(query: AggregateQuery): Promise<PageResult<Row>> {
-    return this.route(query.scope.brandId, "aggregate", (store) => store.queryAggregate(query));
+    return this.route(query.scope.brandId, "aggregate", (store) => store.queryAggregate(query), true);
   }
 
   openRecordExport(query: ExportQuery): Promise<RecordExport> {
@@ -295,6 +356,9 @@ export class ReplicaRouter extends StoreDecorator implements RecordExports {
 export function routesReads(store: object): store is ReplicaRouter {
   return store instanceof ReplicaRouter;
 }
+
+/** Brands whose position is kept (all of a region's, in practice); past it the memory starts over. */
+const KNOWN_BRANDS = 100_000;
 
 /** Connections of the routing pool: one read before each brand read, one write after each write. */
 const ROUTING_POOL_SIZE = 4;
