@@ -7,9 +7,9 @@
 // The read bench with standbys and the p99 during a load are issue 56's later part.
 //   npm run build && node bench/replicas.mjs [--samples 2000]
 import pg from "pg";
-import { startStandbyPair } from "../packages/test-support/dist/src/index.js";
 import { loadConfig } from "../packages/server/dist/src/config.js";
 import { migrateDatabase, openStore } from "../packages/server/dist/src/store/open-store.js";
+import { startStandbyPair } from "../packages/test-support/dist/src/index.js";
 import { benchArgs } from "./harness/bench-args.mjs";
 import { median, percentile } from "./harness/stats.mjs";
 
