@@ -301,6 +301,10 @@ describe("read replicas: answers are never older than what the region published"
         await checkedPage(target, 1);
       }
       assert.ok((await readsOnAll("primary")) - behindBefore >= 6, "the paused standbys were passed over");
+      assert.ok(
+        (await instances[0]!.service.metrics.value("mdq_replica_fallbacks_total", { reason: "behind" })) > 0,
+        "the fallbacks are counted",
+      );
     } finally {
       for (const standby of pair.standbys) await standby.resumeReplay();
     }
@@ -361,6 +365,9 @@ describe("read replicas: answers are never older than what the region published"
     );
     assert.ok(Date.now() - killedAt <= 5_000 + skippedAfter);
     await walk(6);
+    const ready = await instances[0]!.service.app.inject({ method: "GET", url: "/readyz" });
+    assert.equal(ready.statusCode, 200, "ready while the primary answers");
+    assert.equal(await instances[0]!.service.metrics.value("mdq_replica_up", { target: "replica1" }), 0);
     await pair.standbys[0]!.start();
     await pair.standbys[0]!.caughtUp();
     await within(10_000, "the standby used again", async () => {
