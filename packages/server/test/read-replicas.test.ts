@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
+  freePort,
   graphqlOn,
   type PgBouncer,
   type StandbyPair,
@@ -27,6 +28,9 @@ import type { CurrencyCode } from "../src/currencies.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { buildService, type Service } from "../src/server.js";
 import { migrateDatabase, openStore } from "../src/store/open-store.js";
+import { createPostgresPool } from "../src/store/postgres/postgres-pool.js";
+import { openPostgresStore, PostgresStore } from "../src/store/postgres/postgres-store.js";
+import { ReplicaObserver } from "../src/store/postgres/replica-observer.js";
 import { ReplicaRouter } from "../src/store/postgres/replica-router.js";
 import type { Store, StoredRecord } from "../src/store/store.js";
 
@@ -375,6 +379,49 @@ describe("read replicas: answers are never older than what the region published"
       await walk(3);
       return (await readsOnAll("replica1")) > before;
     });
+  });
+
+  it("a read whose standby connection fails is retried on another target: no failed request", async () => {
+    // The observer sees standby 1 answer; the reads' own connections to it are refused.
+    const refused = `postgres://postgres@127.0.0.1:${await freePort()}/${database}`;
+    const url = pair.primary.url(database);
+    const router = new ReplicaRouter({
+      primary: await openPostgresStore({ url }),
+      replicas: [
+        new PostgresStore(createPostgresPool({ url: refused })),
+        new PostgresStore(createPostgresPool({ url: pair.standbys[1]!.url(database) })),
+      ],
+      routing: createPostgresPool({ url, poolSize: 2 }),
+      observer: new ReplicaObserver({
+        primaryUrl: url,
+        replicaUrls: pair.standbys.map((standby) => standby.url(database)),
+      }),
+    });
+    opened.push(router);
+    await router.observer.poll();
+    const config = loadConfig(
+      {},
+      {
+        region: "uk",
+        authUrl: "http://auth.test",
+        baseUrl: "http://api.test",
+        logLevel: "silent",
+        pageCacheMb: 0,
+        dataDir,
+      },
+    );
+    const service = await buildService(config, { store: router, keyRefreshSeconds: 0 });
+    const target: Instance = { service, store: router, token: await tokenFrom(service, app) };
+    try {
+      for (let request = 0; request < 12; request += 1) {
+        await router.observer.poll();
+        await checkedPage(target, 1);
+      }
+      assert.ok((await service.metrics.value("mdq_replica_read_retries_total", { target: "replica1" })) > 0);
+      assert.equal(await service.metrics.value("mdq_store_reads_total", { target: "replica1" }), 0);
+    } finally {
+      await service.app.close();
+    }
   });
 
   describe("behind PgBouncer in transaction mode", () => {
