@@ -33,6 +33,7 @@ import { benchArgs } from "./harness/bench-args.mjs";
 import { driveWalks, walkKeys, walkOf } from "./harness/cold-walk.mjs";
 import { mdqEnv } from "./harness/contenders.mjs";
 import { tokensOf } from "./harness/demo-region.mjs";
+import { recordsQuery } from "./harness/load-file.mjs";
 import { resultsDirectory } from "./harness/options.mjs";
 import { seedPostgres } from "./harness/postgres.mjs";
 import { freePort, machine, startContender } from "./harness/processes.mjs";
@@ -42,6 +43,7 @@ import {
   firstDifference,
   QUESTIONS,
   timedAsks,
+  variantOf,
   WALK_PAGE_SIZE,
 } from "./harness/scale-questions.mjs";
 import { median, percentile } from "./harness/stats.mjs";
@@ -237,23 +239,6 @@ async function ask(server, token, body) {
   return { ms, answer };
 }
 
-/**
- * The variant of timed ask `rep` of question `index` (bench/scale.mjs's scheme): windows end
- * yesterday (rep 0) or 2, 3, … days before it, the warm-up's after every rep's; one currency
- * per question. The same variants are asked of each setup: each setup is its own process (its
- * own page cache), and the answers of the two are compared.
- */
-function variantOf({ scope, today, index, rep, warmUp, asks }) {
-  const shift = warmUp ? asks + 1 : rep === 0 ? 0 : rep + 1;
-  const to = addDays(scope.to, -shift);
-  return {
-    scope: { ...scope, from: addDays(to, -89), to },
-    currency: CURRENCY_CODES[(1 + index) % CURRENCY_CODES.length],
-    date: addDays(today, -shift),
-    sourceCurrencies: [],
-  };
-}
-
 /** The dashboard questions on one setup: a warm-up ask of each, then the timed asks. */
 async function measureQuestions(server, token, scope, today, answers) {
   const results = {};
@@ -262,7 +247,9 @@ async function measureQuestions(server, token, scope, today, answers) {
       const asks = timedAsks(question, options.reps);
       results[question.id] ??= { label: question.label, kind: question.kind, ms: [] };
       for (let rep = 0; rep < (warmUp ? 1 : asks); rep += 1) {
-        const variant = variantOf({ scope, today, index, rep, warmUp, asks });
+        // The same variants are asked of each setup: each is its own process (its own page cache),
+        // and the two setups' answers are compared.
+        const variant = variantOf({ scope, today, index, rep, warmUp, asks, sourceCurrencies: [] });
         const { ms, answer } = await ask(server, token, question.body(variant));
         if (warmUp) continue;
         results[question.id].ms.push(ms);
@@ -350,30 +337,7 @@ async function generateLoadFile(work, rows) {
   const days = 90;
   const instance = await DuckDBInstance.create(":memory:", { memory_limit: "1GB", temp_directory: work });
   const connection = await instance.connect();
-  await connection.run(`COPY (
-    WITH n AS (SELECT i, i % ${days} AS day, i // ${days} AS k FROM range(${rows}) t(i)),
-    r AS (
-      SELECT i, day, k,
-        ['GB','US','DE','FR','JP','SE','ES','IT'][1 + k % 8] AS market,
-        ['google_ads','meta_ads','tiktok_ads','amazon_ads'][1 + (k // 8) % 4] AS data_source,
-        hash(i) AS h
-      FROM n
-    )
-    SELECT
-      'rec-' || lpad(CAST(i AS VARCHAR), 9, '0') AS record_id,
-      DATE '2026-01-01' + CAST(day AS INTEGER) AS date,
-      market, data_source,
-      ['search','social','display','video'][1 + (k // 32) % 4] AS channel,
-      'c-' || CAST(k // 32 AS VARCHAR) AS campaign_id,
-      'Campaign ' || CAST((k // 32) % 5000 AS VARCHAR) || ' ' || market AS campaign_name,
-      CAST(h % 100000 AS INTEGER) AS impressions,
-      CAST(h % 3000 AS INTEGER) AS clicks,
-      CAST((h % 10000000) / 100 AS DECIMAL(18, 2)) AS spend,
-      CAST((h % 4000) / 100 AS DECIMAL(18, 2)) AS conversions,
-      CAST((h % 30000000) / 1000 AS DECIMAL(18, 3)) AS revenue,
-      CASE market WHEN 'GB' THEN 'GBP' WHEN 'US' THEN 'USD' WHEN 'JP' THEN 'JPY' WHEN 'SE' THEN 'SEK'
-        ELSE 'EUR' END AS currency
-    FROM r ORDER BY day, i) TO '${file}' (HEADER, DELIMITER ',')`);
+  await connection.run(`COPY (${recordsQuery({ rows, days })}) TO '${file}' (HEADER, DELIMITER ',')`);
   connection.closeSync();
   instance.closeSync();
   log(`generated ${rows.toLocaleString("en")} rows: ${((await stat(file)).size / 1e6).toFixed(0)} MB of CSV`);
