@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "pg";
+import { recordsQuery } from "./harness/load-file.mjs";
 import { freePort, resetPeakRss, statusKb } from "./harness/processes.mjs";
 
 const USAGE = `usage: node bench/load.mjs [options]
@@ -92,40 +93,6 @@ async function timed(work) {
   return { seconds: (performance.now() - started) / 1000, result };
 }
 
-/**
- * One row per (day, market, data source, campaign): row i is day i % days; the rest of i names
- * the market, the source and the campaign, so the natural key is unique. Values vary per row and
- * are deterministic; campaign names repeat as they do in real exports. Parquet gets real types
- * (DATE, INTEGER, DECIMAL), as an export from a warehouse would have.
- */
-function recordsQuery(rowCount) {
-  return `
-    WITH n AS (SELECT i, i % ${days} AS day, i // ${days} AS k FROM range(${rowCount}) t(i)),
-    r AS (
-      SELECT i, day, k,
-        ['GB','US','DE','FR','JP','SE','ES','IT'][1 + k % 8] AS market,
-        ['google_ads','meta_ads','tiktok_ads','amazon_ads'][1 + (k // 8) % 4] AS data_source,
-        hash(i) AS h
-      FROM n
-    )
-    SELECT
-      ${withRecordIds ? "'rec-' || lpad(CAST(i AS VARCHAR), 9, '0') AS record_id," : ""}
-      DATE '2026-01-01' + CAST(day AS INTEGER) AS date,
-      market,
-      data_source,
-      ['search','social','display','video'][1 + (k // 32) % 4] AS channel,
-      'c-' || CAST(k // 32 AS VARCHAR) AS campaign_id,
-      'Campaign ' || CAST((k // 32) % 5000 AS VARCHAR) || ' ' || market AS campaign_name,
-      CAST(h % 100000 AS INTEGER) AS impressions,
-      CAST(h % 3000 AS INTEGER) AS clicks,
-      CAST((h % 10000000) / 100 AS DECIMAL(18, 2)) AS spend,
-      CAST((h % 4000) / 100 AS DECIMAL(18, 2)) AS conversions,
-      CAST((h % 30000000) / 1000 AS DECIMAL(18, 3)) AS revenue,
-      CASE market WHEN 'GB' THEN 'GBP' WHEN 'US' THEN 'USD' WHEN 'JP' THEN 'JPY' WHEN 'SE' THEN 'SEK'
-        ELSE 'EUR' END AS currency
-    FROM r ORDER BY day, i`;
-}
-
 const COPY_OPTIONS = { csv: "HEADER, DELIMITER ','", ndjson: "FORMAT json", parquet: "FORMAT parquet" };
 const READERS = { csv: "read_csv", ndjson: "read_ndjson", parquet: "read_parquet" };
 
@@ -136,7 +103,9 @@ async function generate(work, rowCount) {
   const needed = new Set([...formats, ...(stores.includes("postgres") ? ["csv"] : [])]);
   for (const format of needed) {
     files[format] = join(work, `records-${rowCount}.${format}`);
-    await connection.run(`COPY (${recordsQuery(rowCount)}) TO '${files[format]}' (${COPY_OPTIONS[format]})`);
+    await connection.run(
+      `COPY (${recordsQuery({ rows: rowCount, days, withRecordIds })}) TO '${files[format]}' (${COPY_OPTIONS[format]})`,
+    );
   }
   connection.closeSync();
   instance.closeSync();

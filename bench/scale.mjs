@@ -30,6 +30,7 @@ import {
   firstDifference,
   QUESTIONS,
   timedAsks,
+  variantOf,
   WALK_PAGE_SIZE,
 } from "./harness/scale-questions.mjs";
 import { evaluateScaleTargets, scaleTables } from "./harness/scale-report.mjs";
@@ -150,24 +151,6 @@ async function askEngine(engine, planned) {
   const started = performance.now();
   const rows = await engine.run(planned.sql, planned.params);
   return { ms: performance.now() - started, rows };
-}
-
-/**
- * The variant of timed ask `rep` of question `index` (or the warm-up's): every one a window or a
- * currency no other ask of the run uses. Windows end yesterday (rep 0), or 2, 3, … days before
- * it: the cold walk's timed walks end the day before yesterday's window and must not meet them;
- * the warm-up ends after the last rep's. Currencies: one per question (index 0 is the cold walk's
- * reference walk's).
- */
-function variantOf({ scope, today, index, rep, warmUp, asks, sourceCurrencies }) {
-  const shift = warmUp ? asks + 1 : rep === 0 ? 0 : rep + 1;
-  const to = addDays(scope.to, -shift);
-  return {
-    scope: { ...scope, from: addDays(to, -89), to },
-    currency: CURRENCY_CODES[(1 + index) % CURRENCY_CODES.length],
-    date: addDays(today, -shift),
-    sourceCurrencies,
-  };
 }
 
 /**

@@ -2,7 +2,7 @@
 // daily sync ask first, each as the GraphQL body MDQ is sent and, where the engine can answer the
 // same thing with one SELECT, the engine's SQL for it (engine-sql.mjs). `kind` says which of the
 // issue's targets a question falls under.
-import { addDays } from "../../packages/server/dist/src/index.js";
+import { addDays, CURRENCY_CODES } from "../../packages/server/dist/src/index.js";
 import { aggregateSql, recordsSql } from "./engine-sql.mjs";
 import { RECORD_SELECTION } from "./queries.mjs";
 
@@ -25,6 +25,24 @@ export const FAST_ASKS_PER_REP = 10;
 
 /** How many timed asks `question` gets at `reps` a question. */
 export const timedAsks = (question, reps) => (question.fast ? reps * FAST_ASKS_PER_REP : reps);
+
+/**
+ * The variant of timed ask `rep` of question `index` (or the warm-up's): every one a window or a
+ * currency no other ask of the run uses. Windows end yesterday (rep 0), or 2, 3, … days before
+ * it: the cold walk's timed walks end the day before yesterday's window and must not meet them;
+ * the warm-up ends after the last rep's. Currencies: one per question (index 0 is the cold walk's
+ * reference walk's).
+ */
+export function variantOf({ scope, today, index, rep, warmUp, asks, sourceCurrencies }) {
+  const shift = warmUp ? asks + 1 : rep === 0 ? 0 : rep + 1;
+  const to = addDays(scope.to, -shift);
+  return {
+    scope: { ...scope, from: addDays(to, -89), to },
+    currency: CURRENCY_CODES[(1 + index) % CURRENCY_CODES.length],
+    date: addDays(today, -shift),
+    sourceCurrencies,
+  };
+}
 
 /** Rows per page of the walk questions. */
 export const WALK_PAGE_SIZE = 5000;

@@ -32,6 +32,11 @@ export interface ServiceConfig {
   readonly adminPort: number;
   /** PostgreSQL connection string; null keeps the embedded DuckDB file in `dataDir`. */
   readonly databaseUrl: string | null;
+  /**
+   * PostgreSQL streaming standbys that may serve reads never older than what the region published
+   * (CONTRACT §9, store/postgres/replica-router.ts); empty: every read goes to `databaseUrl`.
+   */
+  readonly databaseReplicaUrls: readonly string[];
   /** Connections each instance keeps to PostgreSQL. */
   readonly databasePoolSize: number;
   /** Longest a PostgreSQL statement may run before it is cancelled (answered 503). */
@@ -193,6 +198,7 @@ export const CONFIG_ENV = {
   adminHost: "MDQ_ADMIN_HOST",
   adminPort: "MDQ_ADMIN_PORT",
   databaseUrl: "MDQ_DATABASE_URL",
+  databaseReplicaUrls: "MDQ_DATABASE_REPLICA_URLS",
   databasePoolSize: "MDQ_DATABASE_POOL_SIZE",
   databaseStatementTimeoutMs: "MDQ_DATABASE_STATEMENT_TIMEOUT_MS",
   redisUrl: "MDQ_REDIS_URL",
@@ -272,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       "the admin listener binds to loopback only: 127.0.0.1, ::1 or localhost",
     );
   }
+  const databaseUrl = connectionUrl(read("databaseUrl"), CONFIG_ENV.databaseUrl, POSTGRES_PROTOCOLS);
   return Object.freeze({
     region,
     authUrl,
@@ -290,7 +297,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     logLevel: logLevel as ServiceConfig["logLevel"],
     adminHost,
     adminPort: wholeNumber("adminPort", port === 0 ? 0 : (port + 1000) % 65536, 0, 65535),
-    databaseUrl: connectionUrl(read("databaseUrl"), CONFIG_ENV.databaseUrl, ["postgres:", "postgresql:"]),
+    databaseUrl,
+    databaseReplicaUrls: replicaUrls(read("databaseReplicaUrls"), databaseUrl),
     databasePoolSize: wholeNumber("databasePoolSize", 10, 1, 1000),
     databaseStatementTimeoutMs: wholeNumber("databaseStatementTimeoutMs", 15_000, 100, 3_600_000),
     redisUrl: connectionUrl(read("redisUrl"), CONFIG_ENV.redisUrl, ["redis:", "rediss:"]),
@@ -334,6 +342,23 @@ function url(text: string, key: string): string {
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
     throw new ConfigError(key, "use http or https");
   return text.replace(/\/+$/, "");
+}
+
+const POSTGRES_PROTOCOLS = ["postgres:", "postgresql:"];
+
+/**
+ * The standbys' connection strings, comma-separated (empty: none); each a PostgreSQL URL, and
+ * only beside `MDQ_DATABASE_URL` (standbys of what else?). The message never echoes a URL.
+ */
+function replicaUrls(text: string | undefined, databaseUrl: string | null): readonly string[] {
+  const key = CONFIG_ENV.databaseReplicaUrls;
+  const urls = (text ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  if (urls.length > 0 && databaseUrl === null)
+    throw new ConfigError(key, `standbys need a primary: set ${CONFIG_ENV.databaseUrl} too`);
+  return Object.freeze(urls.map((entry) => connectionUrl(entry, key, POSTGRES_PROTOCOLS)!));
 }
 
 /** A connection string of one of `protocols`, or null when unset; the message never echoes it (it may hold a password). */

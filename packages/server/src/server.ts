@@ -37,6 +37,7 @@ import { useResponseCompression } from "./plugins/response-compression.js";
 import { withPageCache } from "./store/decorators/page-cache.js";
 import type { Store } from "./store/model/store.js";
 import { exportsRecords } from "./store/reads/export/record-export.js";
+import { routesReads } from "./store/postgres/replica-router.js";
 import { sweepWorkDirs } from "./work-dirs.js";
 
 /** What a running service holds. */
@@ -103,6 +104,12 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
   // Rows a load of an older release let in without a rate (issue 57): the operator hears of them.
   await warnUnreadableDays(parts.store, app.log);
   const metrics = new ServiceMetrics({ region: config.region, engine: parts.store.engine });
+  // Read replicas: reads by target, fallbacks and the standbys' lag (store/postgres/replica-router.ts).
+  if (routesReads(parts.store)) {
+    parts.store.useMetrics(metrics.registry);
+    // The page cache reads the data generation before every page it passes on.
+    parts.store.followsGenerationReads(config.pageCacheMb > 0);
+  }
   // Metered outside the page cache, so rows served from memory are counted too.
   const cachedStore = withPageCache(parts.store, config.pageCacheMb * 1024 * 1024, (query, result) =>
     metrics.pageCache.inc({ query, result }),

@@ -61,6 +61,7 @@ describe("PostgreSQL store", () => {
       "4_brand_versions",
       "5_records_walk_order",
       "6_div_half_even_bigint",
+      "7_brand_commit_lsns",
     ]);
     assert.deepEqual(
       results.map((result) => result.current),

@@ -42,6 +42,13 @@ export { environment, MDQ, type MdqResult, runMdq, type ServeProcess, startServe
 export { assertSameMirrorFiles, mirrorFiles } from "./mirror-files.js";
 export { NGINX, type Nginx, nginxConfig, startNginx } from "./nginx.js";
 export {
+  PGBOUNCER,
+  PGBOUNCER_CONNECT_QUERY,
+  type PgBouncer,
+  type PooledServer,
+  startPgBouncer,
+} from "./pgbouncer.js";
+export {
   connectTo,
   createTestDatabase,
   type DatabaseAndDir,
@@ -51,6 +58,13 @@ export {
   type TestDatabase,
   useDatabaseAndDir,
 } from "./postgres.js";
+export {
+  type PairServer,
+  POSTGRES_BIN,
+  type Standby,
+  type StandbyPair,
+  startStandbyPair,
+} from "./postgres-standby.js";
 export {
   deleteKeys,
   REDIS_HOST,

@@ -11,6 +11,7 @@ import type { Store } from "./model/store.js";
 import { applyMigrations } from "./postgres/migrations.js";
 import { storeError } from "./postgres/postgres-errors.js";
 import { openPostgresStore } from "./postgres/postgres-store.js";
+import { openReplicaRouter } from "./postgres/replica-router.js";
 
 /** Options of `openStore` beyond the configuration. */
 export interface OpenStoreOptions {
@@ -31,12 +32,15 @@ export async function openStore(config: ServiceConfig, options: OpenStoreOptions
       loadMemoryMb: config.loadMemoryMb,
       exportConnections: config.duckdbExportConnections,
     });
-  return openPostgresStore({
+  const connection = {
     url: config.databaseUrl,
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
-  });
+  };
+  // Read replicas (CONTRACT §9): brand reads on standbys that replayed the brand's latest version.
+  if (config.databaseReplicaUrls.length > 0) return openReplicaRouter(connection, config.databaseReplicaUrls);
+  return openPostgresStore(connection);
 }
 
 /** Connecting for a migration gives up after this long (a database that is down fails fast). */

@@ -6,10 +6,12 @@
  *
  * A migration, once released, is never edited: a change is a new migration.
  */
+
 import type { ClientBase } from "pg";
 import { ROLLUP_TABLE_POSTGRES, rollupBackfill } from "../sql/rollup-table.js";
 import { DIV_HALF_EVEN_BIGINT_FUNCTION, DIV_HALF_EVEN_FUNCTION } from "../sql/sql-dialect.js";
 import { BRAND_VERSION_BACKFILL } from "../sql/version-tables.js";
+import { BRAND_COMMIT_LSNS } from "./commit-lsns.js";
 
 /** One step of the schema. */
 export interface Migration {
@@ -248,6 +250,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "brand_versions", sql: BRAND_VERSIONS },
   { version: 5, name: "records_walk_order", sql: RECORDS_WALK_ORDER },
   { version: 6, name: "div_half_even_bigint", sql: DIV_HALF_EVEN_BIGINT },
+  { version: 7, name: "brand_commit_lsns", sql: BRAND_COMMIT_LSNS },
 ];
 
 /** How a migration is named in reports: `1_initial_schema`. */
