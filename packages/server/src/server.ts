@@ -36,8 +36,8 @@ import { acceptRawBodies } from "./plugins/request-body.js";
 import { useResponseCompression } from "./plugins/response-compression.js";
 import { withPageCache } from "./store/decorators/page-cache.js";
 import type { Store } from "./store/model/store.js";
-import { exportsRecords } from "./store/reads/export/record-export.js";
 import { routesReads } from "./store/postgres/replica-router.js";
+import { exportsRecords } from "./store/reads/export/record-export.js";
 import { sweepWorkDirs } from "./work-dirs.js";
 
 /** What a running service holds. */

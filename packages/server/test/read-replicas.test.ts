@@ -27,12 +27,12 @@ import { type ConfigInput, loadConfig } from "../src/config.js";
 import type { CurrencyCode } from "../src/currencies.js";
 import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { buildService, type Service } from "../src/server.js";
+import type { Store, StoredRecord } from "../src/store/model/store.js";
 import { migrateDatabase, openStore } from "../src/store/open-store.js";
 import { createPostgresPool } from "../src/store/postgres/postgres-pool.js";
 import { openPostgresStore, PostgresStore } from "../src/store/postgres/postgres-store.js";
 import { ReplicaObserver } from "../src/store/postgres/replica-observer.js";
 import { ReplicaRouter } from "../src/store/postgres/replica-router.js";
-import type { Store, StoredRecord } from "../src/store/model/store.js";
 
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!, $page: Int!) {
   marketingRecords(clientId: $c, dateRange: {from: $from, to: $to}, pagination: {page: $page, pageSize: 1000}) { recordId }

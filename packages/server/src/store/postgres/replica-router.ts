@@ -9,7 +9,7 @@
 
 import type pg from "pg";
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { ExportQuery, RecordExport, RecordExports } from "../reads/export/record-export.js";
+import { StoreDecorator } from "../decorators/store-decorator.js";
 import type { AggregateQuery, RecordsQuery } from "../model/query-request.js";
 import type {
   App,
@@ -26,8 +26,8 @@ import type {
   StoredRecord,
   StoredRecordsFile,
 } from "../model/store.js";
-import { StoreDecorator } from "../decorators/store-decorator.js";
 import { StoreUnavailableError } from "../model/store-errors.js";
+import type { ExportQuery, RecordExport, RecordExports } from "../reads/export/record-export.js";
 import {
   markPublishing,
   type RequiredPosition,
