@@ -26,8 +26,8 @@ export function serverAccount(): { uid: number; gid: number } | undefined {
   return { uid: ids("-u"), gid: ids("-g") };
 }
 
-function runSync(command: string, args: string[]): string {
-  const result = spawnSync(command, args, { encoding: "utf8" });
+function runSync(command: string, args: string[], account?: { uid: number; gid: number }): string {
+  const result = spawnSync(command, args, { encoding: "utf8", ...(account ?? {}) });
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${result.stderr}`);
   return result.stdout;
 }
@@ -118,7 +118,9 @@ export async function startStandbyPair(standbyCount = 1): Promise<StandbyPair> {
   const stopAll = () => {
     for (const server of servers) {
       try {
-        runSync(join(POSTGRES_BIN, "pg_ctl"), ["-D", server.dataDir, "stop", "-m", "immediate", "-s"]);
+        // As the server's account: pg_ctl refuses to run as root, and a server left running after
+        // its folder is gone holds its port and memory until it notices.
+        runSync(join(POSTGRES_BIN, "pg_ctl"), ["-D", server.dataDir, "stop", "-m", "immediate", "-s"], account);
       } catch {
         // Not running.
       }
