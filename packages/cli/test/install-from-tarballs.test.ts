@@ -162,7 +162,8 @@ describe("the tarballs an operator and a brand install", { timeout: 600_000 }, (
         }),
       },
     );
-    const [header, ...rows] = (await readFile(join(brand, "acme.csv"), "utf8")).trimEnd().split("\n");
+    // CSV as every command of the client writes it, the export's shape: CRLF (RFC 4180).
+    const [header, ...rows] = (await readFile(join(brand, "acme.csv"), "utf8")).trimEnd().split("\r\n");
     assert.equal(
       header,
       "recordId,date,market,dataSource,channel,campaignId,campaignName,impressions,clicks,spend,conversions,revenue,currency",

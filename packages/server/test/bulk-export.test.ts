@@ -808,10 +808,11 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
     });
 
     it("refuses a conversion lacking a rate with UNSUPPORTED_CURRENCY, as GraphQL does", async () => {
-      // A day before the demo's first FX rate, in a source currency other than the target.
+      // A day before the demo's first FX rate, stored in EUR (a load refuses a row whose own
+      // currency has no rate, issue 57) and asked in GBP, which has no rate on that day.
       const early = addDays(first(), -400);
-      await region.load("early.csv", [`early-1,${early},GB,google_ads,search,c-e,Early,10,1,10000,0,0,GBP`]);
-      const answer = await exportOf({ from: early, to: addDays(early, 1) });
+      await region.load("early.csv", [`early-1,${early},GB,google_ads,search,c-e,Early,10,1,10000,0,0,EUR`]);
+      const answer = await exportOf({ from: early, to: addDays(early, 1), currency: "GBP" });
       assert.equal(answer.status, 400);
       const body = JSON.parse(answer.body.toString("utf8"));
       assert.equal(body.errors[0].extensions.code, "UNSUPPORTED_CURRENCY");
@@ -820,7 +821,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
         headers: { authorization: `Bearer ${await token()}`, "content-type": "application/json" },
         body: JSON.stringify({
           query: RECORDS,
-          variables: { c: "brand-acme", r: { from: early, to: addDays(early, 1) }, cur: "EUR", p: 1 },
+          variables: { c: "brand-acme", r: { from: early, to: addDays(early, 1) }, cur: "GBP", p: 1 },
         }),
       });
       const answered = (await graphql.json()) as {

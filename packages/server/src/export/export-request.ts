@@ -125,6 +125,11 @@ export function exportRequestOf(query: unknown, caller: Caller, region: string):
         `after (${JSON.stringify(values.after.slice(0, 80))}) must be DATE,RECORD_ID of the last row received`,
       );
     }
+    if (dataVersion === null) {
+      throw badInput(
+        "after needs resume (or dataVersion): pass the MDQ-Resume header of the response you resume, with that request's parameters",
+      );
+    }
   }
   return { query: { scope, currency, after }, format: format as ExportFormat, dataVersion, resumable };
 }
