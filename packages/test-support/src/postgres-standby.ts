@@ -120,7 +120,11 @@ export async function startStandbyPair(standbyCount = 1): Promise<StandbyPair> {
       try {
         // As the server's account: pg_ctl refuses to run as root, and a server left running after
         // its folder is gone holds its port and memory until it notices.
-        runSync(join(POSTGRES_BIN, "pg_ctl"), ["-D", server.dataDir, "stop", "-m", "immediate", "-s"], account);
+        runSync(
+          join(POSTGRES_BIN, "pg_ctl"),
+          ["-D", server.dataDir, "stop", "-m", "immediate", "-s"],
+          account,
+        );
       } catch {
         // Not running.
       }
