@@ -16,7 +16,9 @@ import { loadConfig } from "../src/config.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { Store, StoredRecord } from "../src/store/model/store.js";
+import { adminInject } from "./admin-harness.js";
 import { postgresEngine } from "./changes-harness.js";
+import { record } from "./stored-records.js";
 
 const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
@@ -26,21 +28,16 @@ const OLD = "brand-old";
 const FINE = "brand-fine";
 
 function stored(recordId: string, date: string, currency: StoredRecord["currency"]): StoredRecord {
-  return {
-    recordId,
-    date,
+  return record(recordId, date, {
     market: "GB",
-    dataSource: "google_ads",
-    channel: "search",
     campaignId: `c-${recordId}`,
     campaignName: "Spring",
     impressions: 10,
     clicks: 1,
     spendE4: 12_3400n,
-    conversionsE4: 0n,
     revenueE4: 20_0000n,
     currency,
-  };
+  });
 }
 
 function csvLine(recordId: string, date: string, currency: string): string {
@@ -59,15 +56,7 @@ for (const engine of ["duckdb", "postgres"] as const) {
     let log = "";
 
     const admin = (method: "GET" | "POST", url: string, body?: unknown) =>
-      service.adminApp.inject({
-        method,
-        url,
-        headers: {
-          authorization: `Bearer ${adminToken}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-      });
+      adminInject(service, `Bearer ${adminToken}`, method, url, body);
     const statusOf = async (brandId: string) => {
       const answer = await admin("GET", "/admin/status");
       assert.equal(answer.statusCode, 200, answer.body);
