@@ -75,6 +75,7 @@ export {
   uniqueRegion,
 } from "./redis.js";
 export { type ClientConnection, type RunningService, startService } from "./running-service.js";
+export { mulberry32 } from "./seeded-random.js";
 export { type SeededRegion, type SeedOptions, seedRegion } from "./seeded-region.js";
 export {
   adminCall,
