@@ -13,7 +13,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createTestDatabase, mulberry32, requestToken, type TestDatabase } from "@mdq/test-support";
+import { createMigratedDatabase, mulberry32, requestToken, type TestDatabase } from "@mdq/test-support";
 import { addDays } from "../src/calendar.js";
 import { loadConfig } from "../src/config.js";
 import { CURRENCY_CODES } from "../src/currencies.js";
@@ -23,7 +23,6 @@ import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { DIMENSIONS, METRICS, RECORD_FIELDS, RECORD_SORT_FIELDS } from "../src/store/model/query-request.js";
 import type { Store, StoredRecord } from "../src/store/model/store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 
 const TODAY = "2025-06-01";
@@ -251,8 +250,7 @@ describe("DuckDB and PostgreSQL answer identically", () => {
   let postgres: Engine;
 
   before(async () => {
-    database = await createTestDatabase("differential");
-    await migrateDatabase(database.url);
+    database = await createMigratedDatabase("differential");
     duckdb = await startEngine("duckdb", await openDuckDbStore(":memory:"));
     postgres = await startEngine("postgres", await openPostgresStore({ url: database.url, poolSize: 4 }));
   });

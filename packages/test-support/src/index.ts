@@ -50,6 +50,7 @@ export {
 } from "./pgbouncer.js";
 export {
   connectTo,
+  createMigratedDatabase,
   createTestDatabase,
   type DatabaseAndDir,
   POSTGRES_HOST,
