@@ -88,8 +88,10 @@ export { type GateState, startTcpGate, type TcpGate } from "./tcp-gate.js";
 export {
   appOf,
   type GraphQLResponse,
+  type SuiteRegion,
   startTestRegion,
   type TestRegion,
   type TestRegionOptions,
+  useTestRegion,
 } from "./test-region.js";
 export { within } from "./wait.js";
