@@ -26,6 +26,7 @@ import { planRecordsExport } from "../packages/server/dist/src/store/reads/expor
 import { DUCKDB_DIALECT, POSTGRES_DIALECT } from "../packages/server/dist/src/store/sql/sql-dialect.js";
 import { benchArgs } from "./harness/bench-args.mjs";
 import { walkDayPages } from "./harness/day-walk.mjs";
+import { tokenOf } from "./harness/demo-region.mjs";
 import { addDays, waitUntilLive } from "./harness/demo-service.mjs";
 import { graphqlLatencies, p99 } from "./harness/graphql-latency.mjs";
 import { list } from "./harness/options.mjs";
@@ -142,16 +143,6 @@ async function serve(dataDir, env) {
   const base = `http://127.0.0.1:${port}`;
   await waitUntilLive(base);
   return { child, base };
-}
-
-async function tokenOf(base, app) {
-  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
-  const response = await fetch(`${base}/oauth2/token`, {
-    method: "POST",
-    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
-    body: "grant_type=client_credentials&scope=api_data%2Fread",
-  });
-  return (await response.json()).access_token;
 }
 
 /** One export read to its end: rows, seconds, time to headers and to the first body chunk. */

@@ -24,7 +24,9 @@ import pg from "pg";
 import { ensureAdminToken } from "../packages/server/dist/src/admin/admin-token.js";
 import { todayIn } from "../packages/server/dist/src/calendar.js";
 import { nginxConfig } from "../packages/test-support/dist/src/nginx.js";
+import { mulberry32 } from "../packages/test-support/dist/src/seeded-random.js";
 import { benchArgs } from "./harness/bench-args.mjs";
+import { tokenOf } from "./harness/demo-region.mjs";
 import { addDays } from "./harness/demo-service.mjs";
 import { planHerdRegion, seedHerdRegion } from "./harness/herd-region.mjs";
 import { compressionTable, herdTable, summarizeHerd, targetLines } from "./harness/herd-report.mjs";
@@ -142,18 +144,6 @@ const WALK_CURRENCIES = ["CHF", "SEK", "NOK", "DKK", "PLN", "CZK", "HUF", "AUD",
 const DATABASE = `mdq_herd_bench_${process.pid}`;
 
 const log = (message) => process.stderr.write(`${message}\n`);
-
-/** mulberry32: the seeded randomness of the brands' start moments. */
-function seeded(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The ranks measured alone: all, or `count` spread over the ranks (the largest and smallest in). */
 function aloneRanks(brands, count) {
@@ -338,18 +328,6 @@ async function resetPeaks(region) {
   for (const instance of region.instances) await resetPeakRss(instance.pid);
 }
 
-/** A token of `app` from the region's token endpoint at `url`. */
-async function tokenOf(url, app) {
-  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
-  const response = await fetch(`${url}/oauth2/token`, {
-    method: "POST",
-    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
-    body: "grant_type=client_credentials&scope=api_data%2Fread",
-  });
-  if (response.status !== 200) throw new Error(`token for ${app.appClientId}: HTTP ${response.status}`);
-  return (await response.json()).access_token;
-}
-
 /** The cold-walk baseline: `walkClients` clients each walking a 90-day window of the largest brands. */
 async function coldWalk(url, apps, today, round) {
   const largest = apps.slice(0, Math.min(options.walkClients, apps.length));
@@ -459,7 +437,7 @@ async function measureStore(store, plan, root) {
     const noisyApp = credentials.apps.find((app) => app.rank === 0);
     const herdCompression =
       options.compression === "on" || options.compression === "off" ? options.compression : null;
-    const random = seeded(options.seed);
+    const random = mulberry32(options.seed); // the seeded randomness of the brands' start moments
     const starts = apps.map(() => Math.round(random() * options.spread * 1000));
     const instancesPeakRssMb = running.instances.map(() => 0);
     const notePeaks = async () => {

@@ -114,45 +114,34 @@ export function renderChart(results, labels) {
   const panels = results.scenarios.filter((scenario) => scenario.results.length > 0);
   const columns = 2;
   const gap = 16;
-  const rendered = panels.map((scenario, index) =>
-    barPanel(
-      scenario,
-      labels,
-      gap + (index % columns) * (PANEL.width + gap),
-      60 + Math.floor(index / columns) * (PANEL.height + gap),
-    ),
-  );
+  /** The top-left corner of the panel in `slot`, row by row. */
+  const positionOf = (slot) => [
+    gap + (slot % columns) * (PANEL.width + gap),
+    60 + Math.floor(slot / columns) * (PANEL.height + gap),
+  ];
+  const rendered = panels.map((scenario, index) => barPanel(scenario, labels, ...positionOf(index)));
+  const growthPanels = [
+    [
+      "page 1 latency vs rows in the store",
+      results.growth?.sizes,
+      (point) => point.rows,
+      "rows (log scale)",
+      true,
+    ],
+    [
+      "page latency vs page number",
+      results.growth?.pages,
+      (point) => point.page,
+      "page (1000 rows each)",
+      false,
+    ],
+  ];
   let slot = panels.length;
-  const place = () => {
-    const position = [
-      gap + (slot % columns) * (PANEL.width + gap),
-      60 + Math.floor(slot / columns) * (PANEL.height + gap),
-    ];
+  for (const [title, points, xOf, xLabel, log] of growthPanels) {
+    if (!points) continue;
+    rendered.push(linePanel(title, points, xOf, xLabel, log, ...positionOf(slot)));
     slot += 1;
-    return position;
-  };
-  if (results.growth?.sizes)
-    rendered.push(
-      linePanel(
-        "page 1 latency vs rows in the store",
-        results.growth.sizes,
-        (point) => point.rows,
-        "rows (log scale)",
-        true,
-        ...place(),
-      ),
-    );
-  if (results.growth?.pages)
-    rendered.push(
-      linePanel(
-        "page latency vs page number",
-        results.growth.pages,
-        (point) => point.page,
-        "page (1000 rows each)",
-        false,
-        ...place(),
-      ),
-    );
+  }
   const rows = Math.ceil(slot / columns);
   const width = gap + columns * (PANEL.width + gap);
   const height = 60 + rows * (PANEL.height + gap);

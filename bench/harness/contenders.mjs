@@ -69,101 +69,93 @@ export const CONTENDERS = {
     label: "graphql-yoga, plain resolvers",
     store: "duckdb",
     kind: "graphql",
-    async start(context) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const running = await startContender({
+    start: (context) =>
+      startOnFreePort(context, {
         name: "yoga",
-        command: process.execPath,
-        args: [script("yoga.mjs"), "--data", context.dataDirs.yoga, "--port", String(port)],
+        args: (port) => [script("yoga.mjs"), "--data", context.dataDirs.yoga, "--port", port],
         env: mdqEnv(context.authUrl),
-        readyUrl: `${url}/health`,
-        logDir: context.logDir,
-      });
-      return { ...running, url };
-    },
+        readyPath: "/health",
+      }),
   },
   postgraphile: {
     label: "PostGraphile v5 (Node 24)",
     store: "postgres",
     kind: "postgraphile",
-    async start(context) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const running = await startContender({
+    start: (context) =>
+      startOnFreePort(context, {
         name: "postgraphile",
         command: context.postgres.node24,
-        args: [script("postgraphile.mjs"), "--port", String(port)],
+        args: (port) => [script("postgraphile.mjs"), "--port", port],
         env: { BENCH_DATABASE_URL: context.postgres.databaseUrl },
-        readyUrl: `${url}/graphql`,
-        logDir: context.logDir,
-      });
-      return { ...running, url };
-    },
+        readyPath: "/graphql",
+      }),
   },
   oidc: {
     label: "node-oidc-provider",
     store: null,
     kind: "oidc",
-    async start(context) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
+    start(context) {
       const app = context.credentials.duckdb.apps[0];
-      const running = await startContender({
+      return startOnFreePort(context, {
         name: "oidc",
-        command: process.execPath,
-        args: [
+        args: (port) => [
           script("oidc.mjs"),
           "--port",
-          String(port),
+          port,
           "--client-id",
           app.appClientId,
           "--audience",
           context.authUrl,
         ],
         env: { BENCH_CLIENT_SECRET: app.appClientSecret },
-        readyUrl: `${url}/.well-known/openid-configuration`,
-        logDir: context.logDir,
+        readyPath: "/.well-known/openid-configuration",
       });
-      return { ...running, url };
     },
   },
 };
 
 /** `mdq serve` on the contender's data directory with `env` over the shared settings. */
 async function startMdq(context, name, env) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const running = await startContender({
+  return startOnFreePort(context, {
     name,
-    command: process.execPath,
-    args: [
+    args: (port) => [
       // --profile: a CPU profile of the server, written when it stops (SIGTERM ends it cleanly).
       ...(context.profile ? ["--cpu-prof", `--cpu-prof-dir=${context.profile}`] : []),
       MDQ,
       "serve",
       "--port",
-      String(port),
+      port,
       "--data",
       context.dataDirs[name],
     ],
     env: mdqEnv(context.authUrl, { MDQ_ADMIN_PORT: String(await freePort()), ...env }),
-    readyUrl: `${url}/livez`,
-    logDir: context.logDir,
+    readyPath: "/livez",
   });
-  return { ...running, url };
 }
 
 async function startBare(context, mode) {
   const name = `bare-${mode}`;
+  return startOnFreePort(context, {
+    name,
+    args: (port) => [script("bare.mjs"), "--data", context.dataDirs[name], "--port", port, "--mode", mode],
+    env: {},
+    readyPath: "/livez",
+  });
+}
+
+/**
+ * Starts contender `name` on a free loopback port (`args` given the port), its log in the run's
+ * log directory; it is ready when `readyPath` answers. Returns the running process and its URL.
+ */
+async function startOnFreePort(context, { name, command = process.execPath, args, env, readyPath }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const running = await startContender({
     name,
-    command: process.execPath,
-    args: [script("bare.mjs"), "--data", context.dataDirs[name], "--port", String(port), "--mode", mode],
-    env: {},
-    readyUrl: `${url}/livez`,
+    command,
+    args: args(String(port)),
+    env,
+    readyUrl: `${url}${readyPath}`,
     logDir: context.logDir,
   });
   return { ...running, url };

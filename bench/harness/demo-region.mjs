@@ -52,19 +52,22 @@ export async function countRows(dataDir) {
   return rows;
 }
 
+/** A token of `app` from the token endpoint of a running MDQ at `url`. */
+export async function tokenOf(url, app) {
+  const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
+  const response = await fetch(`${url}/oauth2/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+    body: "grant_type=client_credentials&scope=api_data%2Fread",
+  });
+  if (response.status !== 200)
+    throw new Error(`token for ${app.appClientId}: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()).access_token;
+}
+
 /** A token of each app from a running MDQ, keyed by app client id (credentials order). */
 export async function tokensOf(url, credentials) {
   const tokens = {};
-  for (const app of credentials.apps) {
-    const basic = Buffer.from(`${app.appClientId}:${app.appClientSecret}`).toString("base64");
-    const response = await fetch(`${url}/oauth2/token`, {
-      method: "POST",
-      headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
-      body: "grant_type=client_credentials&scope=api_data%2Fread",
-    });
-    if (response.status !== 200)
-      throw new Error(`token for ${app.appClientId}: HTTP ${response.status} ${await response.text()}`);
-    tokens[app.appClientId] = (await response.json()).access_token;
-  }
+  for (const app of credentials.apps) tokens[app.appClientId] = await tokenOf(url, app);
   return tokens;
 }

@@ -191,6 +191,11 @@ export function targetLines(storeResult) {
   const noisy = storeResult.runs.find((run) => run.noisy);
   const quiet = storeResult.runs.find((run) => !run.noisy);
   const line = (ok, text) => lines.push(`${verdict(ok)}  ${storeResult.store}: ${text}`);
+  /** A ratio's line against a floor or a ceiling; a ratio of null (not measured) is N/A. */
+  const atLeast = (ratio, target, what) =>
+    line(ratio === null ? null : ratio >= target, `${what} ${fixed(ratio)}× (≥ ${target})`);
+  const atMost = (ratio, target, what) =>
+    line(ratio === null ? null : ratio <= target, `${what} ${fixed(ratio)}× (≤ ${target})`);
   if (noisy) {
     for (const name of CHEAP_CLASSES) {
       const p99 = noisy.summary.classes[name]?.p99;
@@ -202,23 +207,22 @@ export function targetLines(storeResult) {
   }
   for (const run of [noisy, quiet].filter(Boolean)) {
     const ratio = run.summary.slowdown.maxOverMedian;
-    line(
-      ratio === null ? null : ratio <= TARGETS.slowdownVsMedian,
-      `noisy ${run.noisy ? "on" : "off"}: largest slowdown ÷ median slowdown ${fixed(ratio)}× (≤ ${TARGETS.slowdownVsMedian})`,
+    atMost(
+      ratio,
+      TARGETS.slowdownVsMedian,
+      `noisy ${run.noisy ? "on" : "off"}: largest slowdown ÷ median slowdown`,
     );
   }
   if (noisy && quiet) {
     const ratio = noisy.summary.completionSeconds / quiet.summary.completionSeconds;
-    line(
-      ratio <= TARGETS.noisyCompletion,
-      `herd completion with ÷ without the noisy tenant ${fixed(ratio)}× (≤ ${TARGETS.noisyCompletion})`,
-    );
+    atMost(ratio, TARGETS.noisyCompletion, "herd completion with ÷ without the noisy tenant");
   }
   for (const run of [noisy, quiet].filter(Boolean)) {
     const ratio = run.coldWalk ? run.summary.rowsPerBusySecond / run.coldWalk.rowsPerSecond : null;
-    line(
-      ratio === null ? null : ratio >= TARGETS.throughputVsColdWalk,
-      `noisy ${run.noisy ? "on" : "off"}: herd rows/s (busy time) ÷ 8-client cold walk ${fixed(ratio)}× (≥ ${TARGETS.throughputVsColdWalk})`,
+    atLeast(
+      ratio,
+      TARGETS.throughputVsColdWalk,
+      `noisy ${run.noisy ? "on" : "off"}: herd rows/s (busy time) ÷ 8-client cold walk`,
     );
     const { counts, limited, withRetryAfter, retryAfterChecked, retryAfterHonoured } = run.summary.statuses;
     const other5xx = Object.entries(counts)
@@ -247,24 +251,18 @@ export function targetLines(storeResult) {
     if (wanOn && wanOff) {
       // Per row: a walk's last page is shorter, and its token and myAccess answers are in the count.
       const pageRatio = wanOff.wireDown / wanOff.rows / (wanOn.wireDown / wanOn.rows);
-      line(
-        pageRatio >= TARGETS.pageBytesRatio,
-        `a 5000-row page's wire bytes, off ÷ on ${fixed(pageRatio)}× (≥ ${TARGETS.pageBytesRatio})`,
-      );
-      const speedup = wanOff.seconds / wanOn.seconds;
-      line(
-        speedup >= TARGETS.wanWalkSpeedup,
-        `90-day walk over the WAN, off ÷ on time ${fixed(speedup)}× (≥ ${TARGETS.wanWalkSpeedup})`,
+      atLeast(pageRatio, TARGETS.pageBytesRatio, "a 5000-row page's wire bytes, off ÷ on");
+      atLeast(
+        wanOff.seconds / wanOn.seconds,
+        TARGETS.wanWalkSpeedup,
+        "90-day walk over the WAN, off ÷ on time",
       );
     }
     const loopOn = find("loopback", "on");
     const loopOff = find("loopback", "off");
     if (loopOn && loopOff) {
       const ratio = loopOn.rows / loopOn.seconds / (loopOff.rows / loopOff.seconds);
-      line(
-        ratio >= TARGETS.loopbackThroughput,
-        `loopback rows/s, on ÷ off ${fixed(ratio)}× (≥ ${TARGETS.loopbackThroughput})`,
-      );
+      atLeast(ratio, TARGETS.loopbackThroughput, "loopback rows/s, on ÷ off");
     }
   }
   return lines;

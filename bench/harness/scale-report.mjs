@@ -41,50 +41,38 @@ export function evaluateScaleTargets(results) {
     for (const store of stores) {
       const measuredStore = entry.stores[store];
       if (!measuredStore?.questions) continue;
+      const questionTarget = (target, met, measured, detail) =>
+        add(target, entry.scale, store, met, measured, detail, ISSUE_SCALES.questions);
+      /** A question's first answer within `limitMs`. */
+      const withinMs = (question, limitMs) =>
+        questionTarget(
+          `${question.label} ≤ ${limitMs} ms`,
+          question.mdq <= limitMs,
+          `${fixed(question.mdq)} ms`,
+          "",
+        );
       for (const [id, question] of Object.entries(measuredStore.questions)) {
         if (question.kind === "summary") {
-          add(
-            `${question.label} ≤ ${SUMMARY_MS} ms`,
-            entry.scale,
-            store,
-            question.mdq <= SUMMARY_MS,
-            `${fixed(question.mdq)} ms`,
-            "",
-            ISSUE_SCALES.questions,
-          );
+          withinMs(question, SUMMARY_MS);
           // Against the scale-1 store asked in turn when there was one (scale.mjs), else against
           // scale 1's own run.
           const inTurn = question.reference ?? null;
           const atOne = inTurn ?? byScale.get(1)?.stores[store]?.questions?.[id]?.mdq;
           if (atOne !== undefined && entry.scale !== 1)
-            add(
+            questionTarget(
               `${question.label} ≤ ${SUMMARY_GROWTH}× its cost at scale 1`,
-              entry.scale,
-              store,
               question.mdq <= SUMMARY_GROWTH * atOne,
               `${fixed(question.mdq / atOne, 2)}×`,
               `${fixed(question.mdq)} vs ${fixed(atOne)} ms${inTurn === null ? " (scale 1's run)" : " (a scale-1 store asked in turn)"}`,
-              ISSUE_SCALES.questions,
             );
         } else if (question.kind === "rollup") {
-          add(
-            `${question.label} ≤ ${ROLLUP_MS} ms`,
-            entry.scale,
-            store,
-            question.mdq <= ROLLUP_MS,
-            `${fixed(question.mdq)} ms`,
-            "",
-            ISSUE_SCALES.questions,
-          );
+          withinMs(question, ROLLUP_MS);
         } else {
-          add(
+          questionTarget(
             `${question.label} ≤ ${ENGINE_RATIO}× the engine's SQL`,
-            entry.scale,
-            store,
             question.ratio <= ENGINE_RATIO,
             `${fixed(question.ratio, 2)}×`,
             `${fixed(question.mdq)} vs ${fixed(question.engine)} ms`,
-            ISSUE_SCALES.questions,
           );
         }
       }

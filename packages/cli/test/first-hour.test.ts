@@ -60,6 +60,25 @@ async function holdPort(port = 0): Promise<{ server: Server; port: number }> {
   return { server, port: (server.address() as { port: number }).port };
 }
 
+/** What `mdq demo` and `mdq serve` say when the admin listener's port is taken. */
+function adminPortTaken(port: number): string {
+  return `mdq: admin listener: 127.0.0.1:${port} is in use; pass --admin-port (MDQ_ADMIN_PORT)\n`;
+}
+
+/** `mdq <command>` on a free public port, its admin listener on `adminPort`, its store in `data`. */
+async function runWithAdminPort(command: string, adminPort: number, data: string, ...rest: string[]) {
+  return runMdq([
+    command,
+    "--port",
+    String(await freePort()),
+    "--admin-port",
+    String(adminPort),
+    "--data",
+    data,
+    ...rest,
+  ]);
+}
+
 describe("the README's walk-through, against a demo on another port", () => {
   let work: string;
   let demo: ChildProcess;
@@ -177,22 +196,14 @@ describe("the demo's and the service's two listeners", () => {
     const held = await holdPort();
     try {
       const data = join(work, "taken-admin");
-      const result = await runMdq([
+      const result = await runWithAdminPort(
         "demo",
-        "--port",
-        String(await freePort()),
-        "--admin-port",
-        String(held.port),
-        "--data",
+        held.port,
         data,
         "--credentials",
         join(work, "taken-admin.json"),
-      ]);
-      assert.deepEqual(result, {
-        code: 1,
-        stdout: "",
-        stderr: `mdq: admin listener: 127.0.0.1:${held.port} is in use; pass --admin-port (MDQ_ADMIN_PORT)\n`,
-      });
+      );
+      assert.deepEqual(result, { code: 1, stdout: "", stderr: adminPortTaken(held.port) });
       assert.equal(existsSync(data), false, "nothing was seeded");
       assert.equal(existsSync(join(work, "taken-admin.json")), false);
     } finally {
@@ -220,10 +231,7 @@ describe("the demo's and the service's two listeners", () => {
         join(work, "default-admin.json"),
       ]);
       assert.equal(result.code, 1);
-      assert.equal(
-        result.stderr,
-        `mdq: admin listener: 127.0.0.1:${port + 1000} is in use; pass --admin-port (MDQ_ADMIN_PORT)\n`,
-      );
+      assert.equal(result.stderr, adminPortTaken(port + 1000));
       assert.equal(existsSync(join(work, "default-admin")), false);
     } finally {
       held.server.close();
@@ -234,20 +242,9 @@ describe("the demo's and the service's two listeners", () => {
     const held = await holdPort();
     try {
       const data = join(work, "serve");
-      const admin = await runMdq([
-        "serve",
-        "--port",
-        String(await freePort()),
-        "--admin-port",
-        String(held.port),
-        "--data",
-        data,
-      ]);
+      const admin = await runWithAdminPort("serve", held.port, data);
       assert.equal(admin.code, 1);
-      assert.equal(
-        admin.stderr,
-        `mdq: admin listener: 127.0.0.1:${held.port} is in use; pass --admin-port (MDQ_ADMIN_PORT)\n`,
-      );
+      assert.equal(admin.stderr, adminPortTaken(held.port));
       const open = await runMdq(["serve", "--port", String(held.port), "--data", data]);
       assert.equal(open.code, 1);
       assert.equal(

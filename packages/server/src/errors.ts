@@ -29,36 +29,39 @@ export const STORE_UNAVAILABLE_MESSAGE =
 /** An error answered with the HTTP status of its catalogue entry. */
 abstract class CataloguedError extends Error {
   readonly status: number;
+  /** Extra response headers (e.g. `Retry-After`). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  protected constructor(name: string, message: string, entry: ErrorEntry) {
+  protected constructor(
+    name: string,
+    message: string,
+    entry: ErrorEntry,
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = name;
     this.status = entry.status;
+    this.headers = headers;
   }
 }
 
 /** An error with a catalogue code; its message is safe to show to callers. */
 export class MdqError extends CataloguedError {
   readonly code: ErrorCode;
-  /** Extra response headers (e.g. `Retry-After`). */
-  readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-    super("MdqError", message, GRAPHQL_ERROR_CODES[code]);
+    super("MdqError", message, GRAPHQL_ERROR_CODES[code], headers);
     this.code = code;
-    this.headers = headers;
   }
 }
 
 /** An RFC 6749 §5.2 error of the token endpoint. */
 export class OAuthError extends CataloguedError {
   readonly error: OAuthErrorCode;
-  readonly headers: Readonly<Record<string, string>>;
 
   constructor(error: OAuthErrorCode, description: string, headers: Record<string, string> = {}) {
-    super("OAuthError", description, OAUTH_ERROR_CODES[error]);
+    super("OAuthError", description, OAUTH_ERROR_CODES[error], headers);
     this.error = error;
-    this.headers = headers;
   }
 }
 

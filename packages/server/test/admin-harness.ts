@@ -11,6 +11,7 @@ import { after, before } from "node:test";
 import type { MarketingRecord } from "@mdq/contract";
 import { startTestRegion, type TestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
+import type { Service } from "../src/server.js";
 
 export const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
@@ -145,16 +146,27 @@ export function useAdminRegion(): void {
   });
 }
 
-export function admin(method: "GET" | "POST", url: string, body?: unknown, authorization?: string) {
-  return region.service.adminApp.inject({
+/** Calls `service`'s admin API as `authorization` says, a JSON body when there is one. */
+export function adminInject(
+  service: Service,
+  authorization: string,
+  method: "GET" | "POST",
+  url: string,
+  body?: unknown,
+) {
+  return service.adminApp.inject({
     method,
     url,
     headers: {
-      authorization: authorization ?? `Bearer ${adminToken}`,
+      authorization,
       ...(body === undefined ? {} : { "content-type": "application/json" }),
     },
     ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   });
+}
+
+export function admin(method: "GET" | "POST", url: string, body?: unknown, authorization?: string) {
+  return adminInject(region.service, authorization ?? `Bearer ${adminToken}`, method, url, body);
 }
 
 export function tokenRequest(appClientId: string, secret: string) {

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
-import { createTestDatabase, requestToken } from "@mdq/test-support";
+import { createMigratedDatabase, requestToken, type TestDatabase } from "@mdq/test-support";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { addDays, todayIn } from "../src/calendar.js";
 import { type ConfigInput, loadConfig, type ServiceConfig } from "../src/config.js";
@@ -17,7 +17,6 @@ import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { Store } from "../src/store/model/store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 
 /** Data days the region holds, ending yesterday. */
@@ -73,13 +72,12 @@ export function postgresEngine(
   prefix = "changes",
   pool: { poolSize?: number; statementTimeoutMs?: number } = {},
 ): Engine & { name: "postgres"; databaseUrl(): string } {
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let database: TestDatabase | undefined;
   return {
     name: "postgres",
     async open() {
       if (!database) {
-        database = await createTestDatabase(prefix);
-        await migrateDatabase(database.url);
+        database = await createMigratedDatabase(prefix);
       }
       return openPostgresStore({ url: database.url, poolSize: 4, ...pool });
     },

@@ -13,26 +13,12 @@ import { DEFAULT_DUCKDB_THREADS, DEFAULT_LOAD_MEMORY_MB, loadConfig } from "../s
 import { APPEND_MEMORY_MB, type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { loadsParquet, type StoredRecord } from "../src/store/model/store.js";
 import { openStore } from "../src/store/open-store.js";
+import { ownCampaignRecord } from "./stored-records.js";
 
 /** Writes a Parquet file of stored records (one on 2021-03-01) with DuckDB's own COPY. */
 /** A stored record of `date` with id `recordId`, the other fields alike unless `fields` says. */
 function storedRecord(recordId: string, date: string, fields: Partial<StoredRecord> = {}): StoredRecord {
-  return {
-    recordId,
-    date,
-    market: "GB",
-    dataSource: "google_ads",
-    channel: "search",
-    campaignId: `c-${recordId}`,
-    campaignName: "Order",
-    impressions: 1,
-    clicks: 1,
-    spendE4: 10_000n,
-    conversionsE4: 0n,
-    revenueE4: 0n,
-    currency: "EUR",
-    ...fields,
-  };
+  return ownCampaignRecord(recordId, date, "Order", { impressions: 1, clicks: 1, ...fields });
 }
 
 async function writeRecordsParquet(target: string): Promise<void> {

@@ -27,13 +27,18 @@ export async function onPostgres(check: (store: FreshStore) => Promise<void>): P
   const database = await createTestDatabase();
   try {
     await migrateDatabase(database.url);
-    const store = await openPostgresStore({ url: database.url, poolSize: 2 });
-    try {
-      await check(store);
-    } finally {
-      await store.close();
-    }
+    await onPostgresAt(database.url, check);
   } finally {
     await database.drop();
+  }
+}
+
+/** Runs `check` on a store opened on the (migrated) PostgreSQL database at `url`, closed after. */
+export async function onPostgresAt(url: string, check: (store: FreshStore) => Promise<void>): Promise<void> {
+  const store = await openPostgresStore({ url, poolSize: 2 });
+  try {
+    await check(store);
+  } finally {
+    await store.close();
   }
 }

@@ -16,7 +16,9 @@ import { loadConfig } from "../src/config.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { Store, StoredRecord } from "../src/store/model/store.js";
+import { adminInject } from "./admin-harness.js";
 import { postgresEngine } from "./changes-harness.js";
+import { ownCampaignRecord } from "./stored-records.js";
 
 const HEADER =
   "record_id,date,market,data_source,channel,campaign_id,campaign_name,impressions,clicks,spend,conversions,revenue,currency";
@@ -26,21 +28,13 @@ const OLD = "brand-old";
 const FINE = "brand-fine";
 
 function stored(recordId: string, date: string, currency: StoredRecord["currency"]): StoredRecord {
-  return {
-    recordId,
-    date,
-    market: "GB",
-    dataSource: "google_ads",
-    channel: "search",
-    campaignId: `c-${recordId}`,
-    campaignName: "Spring",
+  return ownCampaignRecord(recordId, date, "Spring", {
     impressions: 10,
     clicks: 1,
     spendE4: 12_3400n,
-    conversionsE4: 0n,
     revenueE4: 20_0000n,
     currency,
-  };
+  });
 }
 
 function csvLine(recordId: string, date: string, currency: string): string {
@@ -59,15 +53,7 @@ for (const engine of ["duckdb", "postgres"] as const) {
     let log = "";
 
     const admin = (method: "GET" | "POST", url: string, body?: unknown) =>
-      service.adminApp.inject({
-        method,
-        url,
-        headers: {
-          authorization: `Bearer ${adminToken}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-      });
+      adminInject(service, `Bearer ${adminToken}`, method, url, body);
     const statusOf = async (brandId: string) => {
       const answer = await admin("GET", "/admin/status");
       assert.equal(answer.statusCode, 200, answer.body);
@@ -75,6 +61,18 @@ for (const engine of ["duckdb", "postgres"] as const) {
         brands: { brandId: string; rows: number; unreadableDays: unknown[] }[];
       };
       return brands.find((brand) => brand.brandId === brandId)!;
+    };
+    /** Loads `path` into FINE and expects it refused (422 INVALID_FILE) for exactly `details`. */
+    const refusedLoad = async (path: string, details: Record<string, unknown>[]) => {
+      const answer = await admin("POST", "/admin/loads", { brandId: FINE, path });
+      assert.equal(answer.statusCode, 422, answer.body);
+      assert.deepEqual(answer.json(), {
+        error: {
+          code: "INVALID_FILE",
+          message: `${details.length} problem(s) in ${path}; nothing was changed`,
+          details,
+        },
+      });
     };
     const write = async (name: string, lines: string[]) => {
       const path = join(work, name);
@@ -163,28 +161,20 @@ for (const engine of ["duckdb", "postgres"] as const) {
         csvLine("n-3", "2026-03-04", "EUR"),
         csvLine("n-4", "2026-03-01", "GBP"),
       ]);
-      const answer = await admin("POST", "/admin/loads", { brandId: FINE, path });
-      assert.equal(answer.statusCode, 422, answer.body);
-      assert.deepEqual(answer.json(), {
-        error: {
-          code: "INVALID_FILE",
-          message: `2 problem(s) in ${path}; nothing was changed`,
-          details: [
-            {
-              line: 3,
-              position: "line",
-              column: "currency",
-              message: `no CHF reference rate on or before 2026-03-01 (the region holds no CHF rates): ${LOAD_ADVICE}`,
-            },
-            {
-              line: 5,
-              position: "line",
-              column: "currency",
-              message: `no GBP reference rate on or before 2026-03-01 (GBP rates start on 2026-03-02): ${LOAD_ADVICE}`,
-            },
-          ],
+      await refusedLoad(path, [
+        {
+          line: 3,
+          position: "line",
+          column: "currency",
+          message: `no CHF reference rate on or before 2026-03-01 (the region holds no CHF rates): ${LOAD_ADVICE}`,
         },
-      });
+        {
+          line: 5,
+          position: "line",
+          column: "currency",
+          message: `no GBP reference rate on or before 2026-03-01 (GBP rates start on 2026-03-02): ${LOAD_ADVICE}`,
+        },
+      ]);
       const status = await statusOf(FINE);
       assert.equal(status.rows, 2, "nothing was loaded");
       assert.deepEqual(status.unreadableDays, []);
@@ -247,15 +237,7 @@ for (const engine of ["duckdb", "postgres"] as const) {
         },
       ];
       for (const { path, detail } of cases) {
-        const answer = await admin("POST", "/admin/loads", { brandId: FINE, path });
-        assert.equal(answer.statusCode, 422, answer.body);
-        assert.deepEqual(answer.json(), {
-          error: {
-            code: "INVALID_FILE",
-            message: `1 problem(s) in ${path}; nothing was changed`,
-            details: [detail],
-          },
-        });
+        await refusedLoad(path, [detail]);
       }
       assert.equal((await statusOf(FINE)).rows, 2, "nothing was loaded");
     });

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { startTestRegion, type TestRegion } from "@mdq/test-support";
+import { startTestRegion, useTestRegion } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { dailyFlowTabs, EXAMPLE_BRAND_PLACEHOLDER, type ExplorerTab } from "../src/plugins/explorer-page.js";
@@ -36,14 +36,10 @@ function assetAddresses(html: string): string[] {
 }
 
 describe("GET /graphql with MDQ_EXPLORER=on", () => {
-  let region: TestRegion;
+  const suite = useTestRegion({ days: 2, explorer: "on" });
 
-  before(async () => {
-    region = await startTestRegion({ days: 2, explorer: "on" });
-  });
-  after(() => region.close());
-
-  const page = () => region.inject({ method: "GET", url: "/graphql", headers: { accept: BROWSER_ACCEPT } });
+  const page = () =>
+    suite.region.inject({ method: "GET", url: "/graphql", headers: { accept: BROWSER_ACCEPT } });
 
   it("answers a browser's Accept with the GraphiQL page: HTML, not cached, under a strict Content-Security-Policy", async () => {
     const response = await page();
@@ -88,7 +84,7 @@ describe("GET /graphql with MDQ_EXPLORER=on", () => {
     );
     for (const address of addresses) {
       assert.match(address, /^graphql\/explorer\/[0-9a-f]{16}\/[a-z.-]+$/, "relative to the page");
-      const response = await region.inject({ method: "GET", url: `/${address}` });
+      const response = await suite.region.inject({ method: "GET", url: `/${address}` });
       assert.equal(response.statusCode, 200, address);
       assert.equal(response.headers["cache-control"], "public, max-age=31536000, immutable");
       assert.equal(response.headers["x-content-type-options"], "nosniff");
@@ -104,7 +100,7 @@ describe("GET /graphql with MDQ_EXPLORER=on", () => {
     const settings = JSON.parse(/id="mdq-explorer-settings">([^<]*)</.exec(html)![1]!) as {
       tabs: ExplorerTab[];
     };
-    assert.deepEqual(settings, { tabs: dailyFlowTabs(EXAMPLE_BRAND_PLACEHOLDER, region.today) });
+    assert.deepEqual(settings, { tabs: dailyFlowTabs(EXAMPLE_BRAND_PLACEHOLDER, suite.region.today) });
     const [readiness, records, totals] = settings.tabs as [ExplorerTab, ExplorerTab, ExplorerTab];
     assert.match(readiness.query, /marketingDataReadiness\(clientId: \$clientId\)/);
     assert.match(records.query, /marketingRecords\(/);
@@ -112,10 +108,10 @@ describe("GET /graphql with MDQ_EXPLORER=on", () => {
   });
 
   it("runs each preloaded tab as it stands: no errors for the demo brand", async () => {
-    const brand = region.credentials.apps[0]!.brandClientId;
-    const token = await region.token();
-    for (const tab of dailyFlowTabs(brand, region.today)) {
-      const { status, body } = await region.graphql(tab.query, JSON.parse(tab.variables), token);
+    const brand = suite.region.credentials.apps[0]!.brandClientId;
+    const token = await suite.region.token();
+    for (const tab of dailyFlowTabs(brand, suite.region.today)) {
+      const { status, body } = await suite.region.graphql(tab.query, JSON.parse(tab.variables), token);
       assert.equal(status, 200);
       assert.equal(body.errors, undefined, JSON.stringify(body.errors));
     }
@@ -129,12 +125,12 @@ describe("GET /graphql with MDQ_EXPLORER=on", () => {
   ];
   for (const [name, headers] of others) {
     it(`keeps the 405 for a GET with ${name}`, async () => {
-      assertMethodNotAllowed(await region.inject({ method: "GET", url: "/graphql", headers }));
+      assertMethodNotAllowed(await suite.region.inject({ method: "GET", url: "/graphql", headers }));
     });
   }
 
   it("keeps the 405 for HEAD, even from a browser", async () => {
-    const response = await region.inject({
+    const response = await suite.region.inject({
       method: "HEAD",
       url: "/graphql",
       headers: { accept: BROWSER_ACCEPT },
@@ -143,7 +139,7 @@ describe("GET /graphql with MDQ_EXPLORER=on", () => {
   });
 
   it("answers an asset address of another version with 404", async () => {
-    const response = await region.inject({
+    const response = await suite.region.inject({
       method: "GET",
       url: "/graphql/explorer/0000000000000000/explorer.js",
     });
@@ -152,17 +148,12 @@ describe("GET /graphql with MDQ_EXPLORER=on", () => {
 });
 
 describe("GET /graphql with the explorer off (the default)", () => {
-  let region: TestRegion;
-
-  before(async () => {
-    region = await startTestRegion({ days: 2 });
-  });
-  after(() => region.close());
+  const suite = useTestRegion({ days: 2 });
 
   it("answers a browser with today's 405, and serves no explorer asset", async () => {
-    assert.equal(region.service.config.explorer, false);
+    assert.equal(suite.region.service.config.explorer, false);
     assertMethodNotAllowed(
-      await region.inject({ method: "GET", url: "/graphql", headers: { accept: BROWSER_ACCEPT } }),
+      await suite.region.inject({ method: "GET", url: "/graphql", headers: { accept: BROWSER_ACCEPT } }),
     );
     const explorer = await startTestRegion({ days: 1, explorer: "on" });
     try {
@@ -170,7 +161,7 @@ describe("GET /graphql with the explorer off (the default)", () => {
         await explorer.inject({ method: "GET", url: "/graphql", headers: { accept: BROWSER_ACCEPT } })
       ).body;
       for (const address of assetAddresses(html)) {
-        const response = await region.inject({ method: "GET", url: `/${address}` });
+        const response = await suite.region.inject({ method: "GET", url: `/${address}` });
         assert.equal(response.statusCode, 404, address);
       }
     } finally {

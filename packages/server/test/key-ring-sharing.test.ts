@@ -10,7 +10,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createTestDatabase, graphqlOn, type TestDatabase, tokenFrom } from "@mdq/test-support";
+import { createMigratedDatabase, graphqlOn, type TestDatabase, tokenFrom } from "@mdq/test-support";
 import { decodeProtectedHeader } from "jose";
 import pg from "pg";
 import { todayIn } from "../src/calendar.js";
@@ -24,7 +24,6 @@ import {
 } from "../src/oauth/signing-keys.js";
 import { buildService, type Service } from "../src/server.js";
 import type { KeyRingStore } from "../src/store/model/store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/postgres-store.js";
 
 const LIFETIME_SECONDS = 3600;
@@ -113,8 +112,7 @@ describe("the key ring in PostgreSQL", () => {
   const services: Service[] = [];
 
   before(async () => {
-    database = await createTestDatabase("keyring");
-    await migrateDatabase(database.url);
+    database = await createMigratedDatabase("keyring");
     dataDir = await mkdtemp(join(tmpdir(), "mdq-keys-pg-"));
   });
   after(async () => {

@@ -16,6 +16,7 @@ import { loadConfig } from "../src/config.js";
 import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { Store } from "../src/store/model/store.js";
+import { adminInject } from "./admin-harness.js";
 import { postgresEngine } from "./changes-harness.js";
 
 /** The load's DuckDB limit: past the configuration's floor, set on the store and the config. */
@@ -49,15 +50,7 @@ for (const engine of ["duckdb", "postgres"] as const) {
     let adminToken: string;
 
     const admin = (method: "GET" | "POST", url: string, body?: unknown) =>
-      service.adminApp.inject({
-        method,
-        url,
-        headers: {
-          authorization: `Bearer ${adminToken}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-      });
+      adminInject(service, `Bearer ${adminToken}`, method, url, body);
     const storedRows = async () =>
       (
         (await admin("GET", "/admin/status")).json() as { brands: { brandId: string; rows: number }[] }

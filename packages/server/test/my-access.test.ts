@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { type GraphQLResponse, startTestRegion, type TestRegion } from "@mdq/test-support";
+import { describe, it } from "node:test";
+import { type GraphQLResponse, useTestRegion } from "@mdq/test-support";
 import { decodeJwt } from "jose";
 
 /** The `markets` of a `myAccess` answer. */
@@ -21,16 +21,11 @@ const MY_ACCESS = `query($c: ID!) {
 }`;
 
 describe("myAccess", () => {
-  let region: TestRegion;
-
-  before(async () => {
-    region = await startTestRegion({ days: 3 });
-  });
-  after(() => region.close());
+  const suite = useTestRegion({ days: 3 });
 
   it("tells an app with no narrowing the brand's grants, sorted, with its token's scope, region and expiry", async () => {
-    const token = await region.token("app-acme-analytics");
-    const response = await region.graphql(MY_ACCESS, { c: "brand-acme" }, token);
+    const token = await suite.region.token("app-acme-analytics");
+    const response = await suite.region.graphql(MY_ACCESS, { c: "brand-acme" }, token);
     assert.equal(response.status, 200);
     const expiresAt = new Date(Number(decodeJwt(token).exp) * 1000).toISOString();
     assert.deepEqual(response.body, {
@@ -49,8 +44,8 @@ describe("myAccess", () => {
   });
 
   it("applies the app's narrowing", async () => {
-    const token = await region.token("app-acme-uk");
-    const response = await region.graphql(MY_ACCESS, { c: "brand-acme" }, token);
+    const token = await suite.region.token("app-acme-uk");
+    const response = await suite.region.graphql(MY_ACCESS, { c: "brand-acme" }, token);
     const access = response.body.data?.["myAccess"] as
       | { markets: string[]; dataSources: string[] }
       | undefined;
@@ -58,26 +53,26 @@ describe("myAccess", () => {
   });
 
   it("follows a grant change made after the token was issued", async () => {
-    const token = await region.token("app-globex-bi");
-    const before = await region.graphql(MY_ACCESS, { c: "brand-globex" }, token);
+    const token = await suite.region.token("app-globex-bi");
+    const before = await suite.region.graphql(MY_ACCESS, { c: "brand-globex" }, token);
     assert.ok(marketsOf(before).includes("JP"));
-    const adminToken = (await readFile(join(region.dataDir, "admin-token"), "utf8")).trim();
-    const removal = await region.service.adminApp.inject({
+    const adminToken = (await readFile(join(suite.region.dataDir, "admin-token"), "utf8")).trim();
+    const removal = await suite.region.service.adminApp.inject({
       method: "POST",
       url: "/admin/grants/remove",
       headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
       payload: JSON.stringify({ brandId: "brand-globex", markets: ["JP"] }),
     });
     assert.equal(removal.statusCode, 200, removal.body);
-    const afterRemoval = await region.graphql(MY_ACCESS, { c: "brand-globex" }, token);
+    const afterRemoval = await suite.region.graphql(MY_ACCESS, { c: "brand-globex" }, token);
     assert.deepEqual(marketsOf(afterRemoval), ["DE", "GB", "KR", "NL", "US"]);
   });
 
   it("answers 403 FORBIDDEN for another brand's clientId, as every query does", async () => {
-    const response = await region.graphql(
+    const response = await suite.region.graphql(
       MY_ACCESS,
       { c: "brand-globex" },
-      await region.token("app-acme-uk"),
+      await suite.region.token("app-acme-uk"),
     );
     assert.equal(response.status, 403);
     assert.equal(response.body.data, null);
@@ -88,7 +83,7 @@ describe("myAccess", () => {
   });
 
   it("answers 401 without a token", async () => {
-    const response = await region.inject({
+    const response = await suite.region.inject({
       method: "POST",
       url: "/graphql",
       headers: { "content-type": "application/json" },

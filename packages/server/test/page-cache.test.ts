@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createTestDatabase, graphqlOn, type TestDatabase, tokenFrom } from "@mdq/test-support";
+import { createMigratedDatabase, graphqlOn, type TestDatabase, tokenFrom } from "@mdq/test-support";
 import { ensureAdminToken } from "../src/admin/admin-token.js";
 import { addDays, todayIn } from "../src/calendar.js";
 import { loadConfig } from "../src/config.js";
@@ -16,7 +16,6 @@ import { type DemoCredentials, seedDemoRegion } from "../src/demo/demo-seed.js";
 import { RECORD_COLUMNS } from "../src/load/records-file.js";
 import { buildService, type Service } from "../src/server.js";
 import type { Store } from "../src/store/model/store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 
 const RECORDS = `query($c: ID!, $d: Date!) { marketingRecords(clientId: $c, dateRange: {from: $d, to: $d},
@@ -32,8 +31,7 @@ describe("page cache across two instances on one PostgreSQL", () => {
   let day: string;
 
   before(async () => {
-    database = await createTestDatabase("pagecache");
-    await migrateDatabase(database.url);
+    database = await createMigratedDatabase("pagecache");
     work = await mkdtemp(join(tmpdir(), "mdq-page-cache-"));
     const config = loadConfig(
       {},

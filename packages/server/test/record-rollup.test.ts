@@ -20,8 +20,7 @@ import { type AggregateQuery, DIMENSIONS, METRICS } from "../src/store/model/que
 import type { Store, StoredRecord } from "../src/store/model/store.js";
 import { MissingFxRateError } from "../src/store/model/store-errors.js";
 import { migrateDatabase } from "../src/store/open-store.js";
-import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
-import { onDuckDb, onPostgres } from "./fresh-stores.js";
+import { onDuckDb, onPostgres, onPostgresAt } from "./fresh-stores.js";
 
 const BRAND = "rollup-brand";
 const CAMPAIGNS = ["cmp-1", "cmp-2", "cmp-3"];
@@ -238,9 +237,7 @@ describe("the record rollup of data stored before it", () => {
     const database = await createTestDatabase();
     try {
       await migrateDatabase(database.url);
-      const store = await openPostgresStore({ url: database.url, poolSize: 2 });
-      await seed(store);
-      await store.close();
+      await onPostgresAt(database.url, seed);
       // Back to the schema before the rollup, the records kept.
       const client = new pg.Client({ connectionString: database.url });
       await client.connect();
@@ -251,12 +248,7 @@ describe("the record rollup of data stored before it", () => {
         await client.end();
       }
       assert.deepEqual((await migrateDatabase(database.url)).applied, ["3_record_rollup"]);
-      const migrated = await openPostgresStore({ url: database.url, poolSize: 2 });
-      try {
-        await assertRollupAnswers(migrated);
-      } finally {
-        await migrated.close();
-      }
+      await onPostgresAt(database.url, assertRollupAnswers);
     } finally {
       await database.drop();
     }

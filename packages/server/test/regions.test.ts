@@ -3,26 +3,21 @@
  * so a token issued in one region gets 401 in another.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { startTestRegion, type TestRegion } from "@mdq/test-support";
+import { before, describe, it } from "node:test";
+import { type TestRegion, useTestRegion } from "@mdq/test-support";
 import { decodeJwt, decodeProtectedHeader, type JSONWebKeySet } from "jose";
 
 const READINESS = "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }";
 
 describe("the uk and us regions side by side", () => {
-  let uk: TestRegion;
-  let us: TestRegion;
+  const uk = useTestRegion({ region: "uk", days: 3 });
+  const us = useTestRegion({ region: "us", days: 3 });
   let ukToken: string;
   let usToken: string;
 
   before(async () => {
-    [uk, us] = await Promise.all([
-      startTestRegion({ region: "uk", days: 3 }),
-      startTestRegion({ region: "us", days: 3 }),
-    ]);
-    [ukToken, usToken] = await Promise.all([uk.token(), us.token()]);
+    [ukToken, usToken] = await Promise.all([uk.region.token(), us.region.token()]);
   });
-  after(() => Promise.all([uk.close(), us.close()]));
 
   function readiness(region: TestRegion, token: string) {
     return region.graphql(READINESS, { c: region.credentials.apps[0]!.brandClientId }, token);
@@ -39,7 +34,7 @@ describe("the uk and us regions side by side", () => {
   }
 
   it("serves each region's own token", async () => {
-    const [atUk, atUs] = await Promise.all([readiness(uk, ukToken), readiness(us, usToken)]);
+    const [atUk, atUs] = await Promise.all([readiness(uk.region, ukToken), readiness(us.region, usToken)]);
     assert.equal(atUk.status, 200);
     assert.equal(atUs.status, 200);
     assert.deepEqual(atUk.body, { data: { marketingDataReadiness: { status: "READY" } } });
@@ -60,16 +55,16 @@ describe("the uk and us regions side by side", () => {
   });
 
   it("answers a uk token at the us GraphQL endpoint with 401 invalid_token", async () => {
-    assertInvalidToken(await readiness(us, ukToken));
+    assertInvalidToken(await readiness(us.region, ukToken));
   });
 
   it("answers a us token at the uk GraphQL endpoint with 401 invalid_token", async () => {
-    assertInvalidToken(await readiness(uk, usToken));
+    assertInvalidToken(await readiness(uk.region, usToken));
   });
 
   it("signs with separate keys: neither region's JWKS holds the other's signing kid", async () => {
     const [ukKeys, usKeys] = await Promise.all(
-      [uk, us].map(async (region) => {
+      [uk.region, us.region].map(async (region) => {
         const response = await region.inject({ method: "GET", url: "/.well-known/jwks.json" });
         return (response.json() as JSONWebKeySet).keys.map((key) => key.kid);
       }),
@@ -81,13 +76,13 @@ describe("the uk and us regions side by side", () => {
   });
 
   it("refuses a uk app's credentials at the us token endpoint with invalid_client", async () => {
-    const ukApp = uk.credentials.apps[0]!;
-    assert.ok(us.credentials.apps.some((app) => app.appClientId === ukApp.appClientId));
-    const response = await us.inject({
+    const ukApp = uk.region.credentials.apps[0]!;
+    assert.ok(us.region.credentials.apps.some((app) => app.appClientId === ukApp.appClientId));
+    const response = await us.region.inject({
       method: "POST",
       url: "/oauth2/token",
       headers: {
-        authorization: uk.basic(ukApp.appClientId),
+        authorization: uk.region.basic(ukApp.appClientId),
         "content-type": "application/x-www-form-urlencoded",
       },
       payload: "grant_type=client_credentials&scope=api_data%2Fread",

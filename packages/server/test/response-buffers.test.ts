@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { addDays, startTestRegion, type TestRegion } from "@mdq/test-support";
+import { before, describe, it } from "node:test";
+import { addDays, useTestRegion } from "@mdq/test-support";
 import { ResponseBuffers } from "../src/graphql/response-buffers.js";
 
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!, $cur: Currency, $p: PaginationInput) {
@@ -52,23 +52,22 @@ describe("response buffers", () => {
   });
 
   describe("over a real socket", () => {
-    let region: TestRegion;
+    const suite = useTestRegion({ days: 95, scale: 3 });
     let socketPath: string;
     let token: string;
     let brandId: string;
     before(async () => {
-      region = await startTestRegion({ days: 95, scale: 3 });
+      const { region } = suite;
       socketPath = join(region.dataDir, "service.sock");
       await region.service.app.listen({ path: socketPath });
       const app = region.credentials.apps[0]!;
       brandId = app.brandClientId;
       token = await region.token(app.appClientId);
     });
-    after(() => region.close());
 
     /** A records page's request body: 5000 rows of the 90 days ending `daysBack` days ago. */
     function body(currency: string, daysBack: number, page = 1): string {
-      const to = addDays(region.today, -daysBack);
+      const to = addDays(suite.region.today, -daysBack);
       const variables = {
         c: brandId,
         from: addDays(to, -89),

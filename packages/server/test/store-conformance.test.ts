@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { RECORD_FIELDS } from "@mdq/contract";
-import { createTestDatabase } from "@mdq/test-support";
+import { createMigratedDatabase } from "@mdq/test-support";
 import { recordObjects } from "../src/graphql/records-json.js";
 import { readRecordsFile } from "../src/load/records-file.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
@@ -37,7 +37,6 @@ import {
   type StoredRecord,
 } from "../src/store/model/store.js";
 import { MissingFxRateError, RecordIdConflictError } from "../src/store/model/store-errors.js";
-import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { record } from "./stored-records.js";
 
@@ -64,8 +63,7 @@ const ENGINES: Engine[] = [
   {
     name: "postgres",
     async open() {
-      const database = await createTestDatabase();
-      await migrateDatabase(database.url);
+      const database = await createMigratedDatabase();
       const store = await openPostgresStore({ url: database.url, poolSize: 4 });
       return {
         store,

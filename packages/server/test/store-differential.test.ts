@@ -13,7 +13,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createTestDatabase, requestToken, type TestDatabase } from "@mdq/test-support";
+import { createMigratedDatabase, mulberry32, requestToken, type TestDatabase } from "@mdq/test-support";
 import { addDays } from "../src/calendar.js";
 import { loadConfig } from "../src/config.js";
 import { CURRENCY_CODES } from "../src/currencies.js";
@@ -23,7 +23,6 @@ import { buildService, type Service } from "../src/server.js";
 import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import { DIMENSIONS, METRICS, RECORD_FIELDS, RECORD_SORT_FIELDS } from "../src/store/model/query-request.js";
 import type { Store, StoredRecord } from "../src/store/model/store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 
 const TODAY = "2025-06-01";
@@ -31,18 +30,6 @@ const DAYS = 120;
 const QUERIES = 300;
 const SEED = 20_250_601;
 const CHANNELS = ["search", "social", "display", "video", "shopping", "audio"];
-
-/** mulberry32: a small seeded PRNG, so every run asks the same questions. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Engine {
   name: string;
@@ -263,8 +250,7 @@ describe("DuckDB and PostgreSQL answer identically", () => {
   let postgres: Engine;
 
   before(async () => {
-    database = await createTestDatabase("differential");
-    await migrateDatabase(database.url);
+    database = await createMigratedDatabase("differential");
     duckdb = await startEngine("duckdb", await openDuckDbStore(":memory:"));
     postgres = await startEngine("postgres", await openPostgresStore({ url: database.url, poolSize: 4 }));
   });
@@ -300,7 +286,7 @@ describe("DuckDB and PostgreSQL answer identically", () => {
 
     const outcomes = { rows: 0, empty: 0, errors: new Map<string, number>() };
     for (const [index, request] of requests(
-      prng(SEED),
+      mulberry32(SEED),
       duckdb.credentials.apps,
       campaigns,
       firstFxDay,
@@ -334,7 +320,7 @@ describe("DuckDB and PostgreSQL answer identically", () => {
 
   it("answers a plain selection with the bytes of the same selection aliased or in a fragment, under every sort", async () => {
     const firstFxDay = planDemo({ today: TODAY, days: DAYS }).fxRates[0]!.date;
-    const random = prng(SEED + 1);
+    const random = mulberry32(SEED + 1);
     const sortFields = ["DEFAULT", ...RECORD_SORT_FIELDS] as const;
     // Every sort (or none: the default), each in both directions, over random records requests.
     const sorted = requests(random, duckdb.credentials.apps, new Map(), firstFxDay)

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
-  createTestDatabase,
+  createMigratedDatabase,
   daysAgo,
   graphqlOn,
   POSTGRES_HOST,
@@ -33,7 +33,6 @@ import { issueAccessToken } from "../src/oauth/access-token.js";
 import { buildService, type Service } from "../src/server.js";
 import { type DuckDbStore, openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { Store } from "../src/store/model/store.js";
-import { migrateDatabase } from "../src/store/open-store.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 
 const RECORDS = `query($c: ID!, $from: Date!, $to: Date!) {
@@ -95,8 +94,7 @@ describe("a service whose PostgreSQL store becomes unreachable", () => {
   let variables: Record<string, string>;
 
   before(async () => {
-    database = await createTestDatabase("unavailable");
-    await migrateDatabase(database.url);
+    database = await createMigratedDatabase("unavailable");
     gate = await startTcpGate(POSTGRES_HOST, POSTGRES_PORT);
     store = await openPostgresStore({
       url: database.urlVia(gate.address),

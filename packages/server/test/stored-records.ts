@@ -24,3 +24,13 @@ export function record(
     ...values,
   };
 }
+
+/** A GB record of a campaign of its own, `c-<recordId>` named `campaignName`; `values` override any column. */
+export function ownCampaignRecord(
+  recordId: string,
+  date: string,
+  campaignName: string,
+  values: Partial<Omit<StoredRecord, "recordId" | "date">> = {},
+): StoredRecord {
+  return record(recordId, date, { market: "GB", campaignId: `c-${recordId}`, campaignName, ...values });
+}

@@ -50,6 +50,7 @@ export {
 } from "./pgbouncer.js";
 export {
   connectTo,
+  createMigratedDatabase,
   createTestDatabase,
   type DatabaseAndDir,
   POSTGRES_HOST,
@@ -75,6 +76,7 @@ export {
   uniqueRegion,
 } from "./redis.js";
 export { type ClientConnection, type RunningService, startService } from "./running-service.js";
+export { mulberry32 } from "./seeded-random.js";
 export { type SeededRegion, type SeedOptions, seedRegion } from "./seeded-region.js";
 export {
   adminCall,
@@ -86,8 +88,10 @@ export { type GateState, startTcpGate, type TcpGate } from "./tcp-gate.js";
 export {
   appOf,
   type GraphQLResponse,
+  type SuiteRegion,
   startTestRegion,
   type TestRegion,
   type TestRegionOptions,
+  useTestRegion,
 } from "./test-region.js";
 export { within } from "./wait.js";

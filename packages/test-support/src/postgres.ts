@@ -9,6 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
+import { migrateDatabase } from "@mdq/server";
 import pg from "pg";
 
 export const POSTGRES_HOST = "127.0.0.1";
@@ -64,6 +65,13 @@ export async function createTestDatabase(prefix = "test"): Promise<TestDatabase>
       await onMaintenance((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
+}
+
+/** A database created as `createTestDatabase` does, with MDQ's schema migrated into it. */
+export async function createMigratedDatabase(prefix = "test"): Promise<TestDatabase> {
+  const database = await createTestDatabase(prefix);
+  await migrateDatabase(database.url);
+  return database;
 }
 
 /** A fresh database and a fresh temporary folder, both set once the enclosing `before` ran. */

@@ -2,6 +2,7 @@
  * A seeded demo region for tests, driven through real HTTP handling (Fastify inject, or a real
  * port with `listen()`), on a DuckDB file in a temporary data directory.
  */
+import { after, before } from "node:test";
 import {
   type App,
   buildService,
@@ -122,4 +123,19 @@ export async function startTestRegion(options: TestRegionOptions = {}): Promise<
     },
   };
   return region;
+}
+
+/** A suite's test region, set once the enclosing `before` ran. */
+export interface SuiteRegion {
+  region: TestRegion;
+}
+
+/** Starts a test region before the enclosing `describe` and closes it after it. */
+export function useTestRegion(options: TestRegionOptions = {}): SuiteRegion {
+  const suite = {} as SuiteRegion;
+  before(async () => {
+    suite.region = await startTestRegion(options);
+  });
+  after(() => suite.region?.close());
+  return suite;
 }

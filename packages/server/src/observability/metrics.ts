@@ -27,134 +27,133 @@ export type StoreErrorKind = "unavailable" | "other";
 export class ServiceMetrics {
   /** This service's metrics only (what tests read). */
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: "mdq_http_requests_total",
-    help: "HTTP requests answered by the public listener, by route, method and status.",
-    labelNames: ["route", "method", "status"] as const,
-    registers: [this.registry],
-  });
-  readonly requestDuration = new Histogram({
-    name: "mdq_http_request_duration_seconds",
-    help: "Time from receiving a request to sending its response, by route.",
-    labelNames: ["route"] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly rowsServed = new Counter({
-    name: "mdq_rows_served_total",
-    help: "Rows returned to GraphQL callers, by query (records or aggregate).",
-    labelNames: ["query"] as const,
-    registers: [this.registry],
-  });
-  readonly pageCache = new Counter({
-    name: "mdq_page_cache_lookups_total",
-    help: "Page lookups in the page cache, by query (records or aggregate) and result (hit or miss).",
-    labelNames: ["query", "result"] as const,
-    registers: [this.registry],
-  });
-  readonly rateLimited = new Counter({
-    name: "mdq_rate_limited_total",
-    help: "Requests refused with 429 by the rate limit, by endpoint.",
-    labelNames: ["endpoint"] as const,
-    registers: [this.registry],
-  });
-  readonly rateLimitFallbacks = new Counter({
-    name: "mdq_rate_limit_local_fallbacks_total",
-    help: "Requests counted by this instance's own limiter because Redis did not answer.",
-    registers: [this.registry],
-  });
-  readonly tokensIssued = new Counter({
-    name: "mdq_tokens_issued_total",
-    help: "Access tokens issued by the token endpoint.",
-    registers: [this.registry],
-  });
-  readonly tokenFailures = new Counter({
-    name: "mdq_token_requests_failed_total",
-    help: "Token requests refused, by RFC 6749 error code.",
-    labelNames: ["error"] as const,
-    registers: [this.registry],
-  });
-  readonly storeErrors = new Counter({
-    name: "mdq_store_errors_total",
-    help: "Store calls that failed, by kind: unavailable (answered 503) or other (answered 500).",
-    labelNames: ["kind"] as const,
-    registers: [this.registry],
-  });
+  readonly requests = this.counter(
+    "mdq_http_requests_total",
+    "HTTP requests answered by the public listener, by route, method and status.",
+    ["route", "method", "status"],
+  );
+  readonly requestDuration = this.histogram(
+    "mdq_http_request_duration_seconds",
+    "Time from receiving a request to sending its response, by route.",
+    ["route"],
+  );
+  readonly rowsServed = this.counter(
+    "mdq_rows_served_total",
+    "Rows returned to GraphQL callers, by query (records or aggregate).",
+    ["query"],
+  );
+  readonly pageCache = this.counter(
+    "mdq_page_cache_lookups_total",
+    "Page lookups in the page cache, by query (records or aggregate) and result (hit or miss).",
+    ["query", "result"],
+  );
+  readonly rateLimited = this.counter(
+    "mdq_rate_limited_total",
+    "Requests refused with 429 by the rate limit, by endpoint.",
+    ["endpoint"],
+  );
+  readonly rateLimitFallbacks = this.counter(
+    "mdq_rate_limit_local_fallbacks_total",
+    "Requests counted by this instance's own limiter because Redis did not answer.",
+  );
+  readonly tokensIssued = this.counter(
+    "mdq_tokens_issued_total",
+    "Access tokens issued by the token endpoint.",
+  );
+  readonly tokenFailures = this.counter(
+    "mdq_token_requests_failed_total",
+    "Token requests refused, by RFC 6749 error code.",
+    ["error"],
+  );
+  readonly storeErrors = this.counter(
+    "mdq_store_errors_total",
+    "Store calls that failed, by kind: unavailable (answered 503) or other (answered 500).",
+    ["kind"],
+  );
   /** Unlabelled, so that one series answers "is Redis failing?"; the operation is in the log. */
-  readonly redisErrors = new Counter({
-    name: "mdq_redis_errors_total",
-    help: "Redis commands and connection attempts that failed (rate limit, publish, subscribe, ping, connection).",
-    registers: [this.registry],
-  });
-  readonly changesPublished = new Counter({
-    name: "mdq_changes_published_total",
-    help: "Changes announced to the other instances (app, grants, keys).",
-    labelNames: ["kind"] as const,
-    registers: [this.registry],
-  });
-  readonly changesReceived = new Counter({
-    name: "mdq_changes_received_total",
-    help: "Changes heard from other instances, which cleared caches or reloaded keys here.",
-    labelNames: ["kind"] as const,
-    registers: [this.registry],
-  });
-  readonly keyReloads = new Counter({
-    name: "mdq_signing_key_reloads_total",
-    help: "Reloads of the signing key ring, by reason (periodic, unknown_kid, change).",
-    labelNames: ["reason"] as const,
-    registers: [this.registry],
-  });
-  readonly queueWait = new Histogram({
-    name: "mdq_queue_wait_seconds",
-    help: "Time a request waited for its turn before it ran, by class (heavy or export; cheap requests never wait).",
-    labelNames: ["class"] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly queueLength = new Gauge({
-    name: "mdq_queue_length",
-    help: "Requests waiting for their turn now, by class.",
-    labelNames: ["class"] as const,
-    registers: [this.registry],
-  });
-  readonly shedRequests = new Counter({
-    name: "mdq_shed_requests_total",
-    help: "Requests refused because the instance was busy, by class and reason (queue_full or wait_expired).",
-    labelNames: ["class", "reason"] as const,
-    registers: [this.registry],
-  });
-  readonly inFlight = new Gauge({
-    name: "mdq_requests_in_flight",
-    help: "GraphQL and export requests running now, by class (cheap, heavy or export).",
-    labelNames: ["class"] as const,
-    registers: [this.registry],
-  });
-  readonly compressionBytes = new Counter({
-    name: "mdq_compression_bytes_total",
-    help: "Bytes of compressed answers, by encoding (zstd, br, gzip) and stage: before or after compression.",
-    labelNames: ["encoding", "stage"] as const,
-    registers: [this.registry],
-  });
+  readonly redisErrors = this.counter(
+    "mdq_redis_errors_total",
+    "Redis commands and connection attempts that failed (rate limit, publish, subscribe, ping, connection).",
+  );
+  readonly changesPublished = this.counter(
+    "mdq_changes_published_total",
+    "Changes announced to the other instances (app, grants, keys).",
+    ["kind"],
+  );
+  readonly changesReceived = this.counter(
+    "mdq_changes_received_total",
+    "Changes heard from other instances, which cleared caches or reloaded keys here.",
+    ["kind"],
+  );
+  readonly keyReloads = this.counter(
+    "mdq_signing_key_reloads_total",
+    "Reloads of the signing key ring, by reason (periodic, unknown_kid, change).",
+    ["reason"],
+  );
+  readonly queueWait = this.histogram(
+    "mdq_queue_wait_seconds",
+    "Time a request waited for its turn before it ran, by class (heavy or export; cheap requests never wait).",
+    ["class"],
+  );
+  readonly queueLength = this.gauge("mdq_queue_length", "Requests waiting for their turn now, by class.", [
+    "class",
+  ]);
+  readonly shedRequests = this.counter(
+    "mdq_shed_requests_total",
+    "Requests refused because the instance was busy, by class and reason (queue_full or wait_expired).",
+    ["class", "reason"],
+  );
+  readonly inFlight = this.gauge(
+    "mdq_requests_in_flight",
+    "GraphQL and export requests running now, by class (cheap, heavy or export).",
+    ["class"],
+  );
+  readonly compressionBytes = this.counter(
+    "mdq_compression_bytes_total",
+    "Bytes of compressed answers, by encoding (zstd, br, gzip) and stage: before or after compression.",
+    ["encoding", "stage"],
+  );
   /** Registered only when Redis is configured, so that a single instance does not report it down. */
   private redisUpGauge: Gauge | undefined;
 
   constructor(labels: { region: string; engine: string }) {
-    new Gauge({
-      name: "mdq_service_info",
-      help: "Always 1; labels name the region and the storage engine of this instance.",
-      labelNames: ["region", "engine"] as const,
-      registers: [this.registry],
-    }).set(labels, 1);
+    this.gauge(
+      "mdq_service_info",
+      "Always 1; labels name the region and the storage engine of this instance.",
+      ["region", "engine"],
+    ).set(labels, 1);
   }
 
   /** Sets `mdq_redis_up` (registering it on first use). */
   redisUp(up: boolean): void {
-    this.redisUpGauge ??= new Gauge({
-      name: "mdq_redis_up",
-      help: "1 while Redis answers, 0 while this instance falls back to its own limits.",
-      registers: [this.registry],
-    });
+    this.redisUpGauge ??= this.gauge(
+      "mdq_redis_up",
+      "1 while Redis answers, 0 while this instance falls back to its own limits.",
+    );
     this.redisUpGauge.set(up ? 1 : 0);
+  }
+
+  /** A counter of this service's registry, by `labelNames` (none: one series). */
+  private counter<Label extends string = string>(
+    name: string,
+    help: string,
+    labelNames: readonly Label[] = [],
+  ) {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge of this service's registry, by `labelNames` (none: one series). */
+  private gauge<Label extends string = string>(
+    name: string,
+    help: string,
+    labelNames: readonly Label[] = [],
+  ) {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A latency histogram (LATENCY_BUCKETS) of this service's registry, by `labelNames`. */
+  private histogram<Label extends string>(name: string, help: string, labelNames: readonly Label[]) {
+    return new Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   }
 
   /** The Prometheus text exposition: this service's metrics and the process's. */

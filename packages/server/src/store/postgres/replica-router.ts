@@ -38,7 +38,7 @@ import {
 import { storeError } from "./postgres-errors.js";
 import { createPostgresPool, type PostgresConnectionOptions } from "./postgres-pool.js";
 import { openPostgresStore, PostgresStore } from "./postgres-store.js";
-import { ReplicaObserver } from "./replica-observer.js";
+import { ReplicaObserver, type StandbyState } from "./replica-observer.js";
 
 type Row = Record<string, unknown>;
 type ReadStore = Store & RecordExports;
@@ -85,34 +85,32 @@ class ReplicaMetrics {
       labelNames: ["source"] as const,
       registers,
     });
-    const standbys = observer.standbys;
-    new Gauge({
-      name: "mdq_replica_lag_bytes",
-      help: "Bytes of the primary's WAL a standby had not replayed at the observer's last poll.",
-      labelNames: ["target"] as const,
-      registers,
-      collect() {
-        for (const state of standbys) this.set({ target: targetOf(state.index) }, state.lagBytes);
-      },
-    });
-    new Gauge({
-      name: "mdq_replica_lag_seconds",
-      help: "Seconds since the last primary transaction a standby replayed, 0 when it replayed all it received.",
-      labelNames: ["target"] as const,
-      registers,
-      collect() {
-        for (const state of standbys) this.set({ target: targetOf(state.index) }, state.lagSeconds);
-      },
-    });
-    new Gauge({
-      name: "mdq_replica_up",
-      help: "1 when the observer's last poll of a standby answered (the standby may serve reads), else 0.",
-      labelNames: ["target"] as const,
-      registers,
-      collect() {
-        for (const state of standbys) this.set({ target: targetOf(state.index) }, state.up ? 1 : 0);
-      },
-    });
+    /** A gauge of each standby's `value` as the observer's last poll saw it, by target. */
+    const standbyGauge = (name: string, help: string, value: (state: StandbyState) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["target"] as const,
+        registers,
+        collect() {
+          for (const state of observer.standbys) this.set({ target: targetOf(state.index) }, value(state));
+        },
+      });
+    standbyGauge(
+      "mdq_replica_lag_bytes",
+      "Bytes of the primary's WAL a standby had not replayed at the observer's last poll.",
+      (state) => state.lagBytes,
+    );
+    standbyGauge(
+      "mdq_replica_lag_seconds",
+      "Seconds since the last primary transaction a standby replayed, 0 when it replayed all it received.",
+      (state) => state.lagSeconds,
+    );
+    standbyGauge(
+      "mdq_replica_up",
+      "1 when the observer's last poll of a standby answered (the standby may serve reads), else 0.",
+      (state) => (state.up ? 1 : 0),
+    );
   }
 }
 
