@@ -12,6 +12,8 @@ import { median, percentile } from "./stats.mjs";
 
 /** How many of the first and last pages of a walk are compared. */
 export const EDGE_PAGES = 3;
+/** The `Accept-Encoding` every page asks with (`MDQ_BENCH_ACCEPT_ENCODING`); unset, fetch's own ("gzip, deflate"). */
+const ACCEPT_ENCODING = process.env.MDQ_BENCH_ACCEPT_ENCODING;
 /** A walk never asks more pages than this (a server that always says "next page" is a failure). */
 const MAX_PAGES = 10_000;
 
@@ -48,7 +50,7 @@ export async function walkPages(url, walk, onPage = () => {}) {
     const started = performance.now();
     const response = await fetch(`${url}${walk.path}`, {
       method: "POST",
-      headers: walk.headers,
+      headers: ACCEPT_ENCODING === undefined ? walk.headers : { ...walk.headers, "accept-encoding": ACCEPT_ENCODING },
       body: pageBody(walk, index, cursor),
     });
     const text = await response.text();
