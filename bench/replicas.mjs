@@ -58,6 +58,10 @@ const USAGE = `node bench/replicas.mjs [flags]   (after npm run build)
   --load-rows N      rows of the load that lands on the primary during the p99 measure (default 1000000)
   --page-clients N   clients asking records pages during the idle and load measures (default 2)
   --idle-asks N      records pages asked for the idle p99 of each setup (default 300)
+  --load-via L       which instance runs the load during the p99 measure, among other (the other
+                     setup's instance: the reading instance's event loop parses none of the file, as
+                     in a region whose operator loads through another instance) and same (the
+                     reading instance itself) (default other,same)
   --samples N        timed calls of the routing check and of SELECT 1 (default 2000)
   --save             write the committed bench/results/replicas-latest.json
                      (default: bench/results/local/replicas-latest.json, which git ignores)
@@ -75,6 +79,7 @@ const args = benchArgs(
     "load-rows": { type: "string", default: "1000000" },
     "page-clients": { type: "string", default: "2" },
     "idle-asks": { type: "string", default: "300" },
+    "load-via": { type: "string", default: "other,same" },
     samples: { type: "string", default: "2000" },
     save: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
@@ -90,7 +95,12 @@ const options = {
   pageClients: Number(args["page-clients"]),
   idleAsks: Number(args["idle-asks"]),
   samples: Number(args.samples),
+  loadVia: args["load-via"].split(",").map((via) => via.trim()),
 };
+if (options.loadVia.length === 0 || options.loadVia.some((via) => via !== "other" && via !== "same")) {
+  process.stderr.write(`bench/replicas.mjs: --load-via takes other, same or other,same, not ${args["load-via"]}\n`);
+  process.exit(2);
+}
 
 /** The two ways `mdq serve` reads: the primary alone, and on both standbys. */
 const SETUPS = ["primary", "replicas"];
@@ -349,7 +359,7 @@ async function generateLoadFile(work, rows) {
  * its own (`POST /admin/loads`, what `mdq load` does). Idle pages use windows ending 100+ days
  * back and load-time pages 200+ (no page the questions or the walk asked).
  */
-async function measureLoadP99({ server, token, scope, file, setup }) {
+async function measureLoadP99({ server, loader, token, scope, file, setup }) {
   const idle = await askPages({
     server,
     token,
@@ -357,11 +367,11 @@ async function measureLoadP99({ server, token, scope, file, setup }) {
     next: pageVariants(100),
     until: (asked) => asked >= options.idleAsks,
   });
-  const brandId = `bench-load-${setup}`;
-  await admin(server, "POST", "/admin/brands", { brandId, name: `Load bench (${setup})` });
+  const brandId = `bench-load-${setup}-${loader === server ? "same" : "other"}`;
+  await admin(loader, "POST", "/admin/brands", { brandId, name: `Load bench (${setup})` });
   let loading = true;
   const started = performance.now();
-  const load = adminLoad(server, {
+  const load = adminLoad(loader, {
     brandId,
     path: file,
     format: "csv",
@@ -462,19 +472,23 @@ function report(results) {
   );
   lines.push(`  reads by target on the standbys' instance: ${readsText(read.replicas.readsByTarget)}`);
   lines.push("");
-  lines.push(
-    `(b) records-page p99 (${PAGE_SIZE}-row pages, ${options.pageClients} clients) during a ${options.loadRows.toLocaleString("en")}-row load on the primary`,
-  );
-  for (const setup of SETUPS) {
-    const entry = load[setup];
+  for (const via of Object.keys(load)) {
     lines.push(
-      `  ${SETUP_LABEL[setup].padEnd(14)} idle p99 ${fixed(entry.idle.p99)} ms (${entry.idle.asks} pages), during load p99 ${fixed(entry.duringLoad.p99)} ms (${entry.duringLoad.asks} pages, load ${fixed(entry.loadSeconds)} s): ${fixed(entry.ratio, 2)}× idle`,
+      `(b) records-page p99 (${PAGE_SIZE}-row pages, ${options.pageClients} clients) during a ${options.loadRows.toLocaleString("en")}-row load on the primary, run by the ${via === "same" ? "reading instance itself" : "other instance"}`,
+    );
+    for (const setup of SETUPS) {
+      const entry = load[via][setup];
+      lines.push(
+        `  ${SETUP_LABEL[setup].padEnd(14)} idle p99 ${fixed(entry.idle.p99)} ms (${entry.idle.asks} pages), during load p99 ${fixed(entry.duringLoad.p99)} ms (${entry.duringLoad.asks} pages, load ${fixed(entry.loadSeconds)} s): ${fixed(entry.ratio, 2)}× idle`,
+      );
+    }
+    lines.push(
+      `  reads by target on the standbys' instance, idle and load: ${readsText(load[via].replicas.readsByTarget)}`,
     );
   }
   lines.push(
-    `  reads by target on the standbys' instance, idle and load: ${readsText(load.replicas.readsByTarget)}`,
+    `  target ≤ ${LOAD_P99_TARGET}× idle with standbys (load run by the ${options.loadVia[0] === "same" ? "reading" : "other"} instance): ${results.targets.loadP99}`,
   );
-  lines.push(`  target ≤ ${LOAD_P99_TARGET}× idle with standbys: ${results.targets.loadP99}`);
   lines.push("");
   lines.push("(c) routing check");
   lines.push(
@@ -574,21 +588,31 @@ try {
     };
   }
 
-  // (b) records-page p99 during a load, each setup against its own idle p99.
+  // (b) records-page p99 during a load, each setup against its own idle p99; the load run by the
+  // other setup's instance, by the reading one, or both (--load-via).
   results.load = {};
-  for (const setup of SETUPS) {
-    const server = servers[setup];
-    log(`[${SETUP_LABEL[setup]}] records pages idle, then during a ${options.loadRows}-row load`);
-    const before = await readsByTarget(server);
-    results.load[setup] = await measureLoadP99({
-      server,
-      token: server.tokens[app.appClientId],
-      scope,
-      file: loadFile,
-      setup,
-    });
-    results.load[setup].readsByTarget = readsBetween(before, await readsByTarget(server));
-    results.load[setup].fallbacks = await metricOf(server, "mdq_replica_fallbacks_total");
+  for (const via of options.loadVia) {
+    results.load[via] = {};
+    for (const setup of SETUPS) {
+      const server = servers[setup];
+      const loader = via === "same" ? server : servers[SETUPS.find((other) => other !== setup)];
+      log(
+        `[${SETUP_LABEL[setup]}] records pages idle, then during a ${options.loadRows}-row load (${via} instance)`,
+      );
+      const before = await readsByTarget(server);
+      const measured = await measureLoadP99({
+        server,
+        loader,
+        token: server.tokens[app.appClientId],
+        scope,
+        file: loadFile,
+        setup,
+      });
+      measured.readsByTarget = readsBetween(before, await readsByTarget(server));
+      measured.fallbacks = await metricOf(server, "mdq_replica_fallbacks_total");
+      results.load[via][setup] = measured;
+      for (const standby of pair.standbys) await standby.caughtUp(600_000);
+    }
   }
 
   // (c) the routing check, and a known brand's round trips on the standbys' instance.
@@ -601,7 +625,7 @@ try {
   results.routing = await measureRoutingCheck(pair);
 
   results.targets = {
-    loadP99: results.load.replicas.ratio <= LOAD_P99_TARGET ? "PASS" : "FAIL",
+    loadP99: results.load[options.loadVia[0]].replicas.ratio <= LOAD_P99_TARGET ? "PASS" : "FAIL",
     routingMedian: results.routing.check.median <= 1 ? "PASS" : "FAIL",
     knownBrand: results.knownBrand.fromPrimary === 0 ? "PASS" : "FAIL",
   };
