@@ -14,8 +14,11 @@ import { loadConfig, type ServiceConfig } from "../src/config.js";
 import { heavyLimits } from "../src/limits/request-lanes.js";
 import { buildService, type Service } from "../src/server.js";
 import { StoreDecorator } from "../src/store/decorators/store-decorator.js";
+import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { AggregateQuery, RecordsQuery } from "../src/store/model/query-request.js";
 import type { PageResult, RecordsPage, Store } from "../src/store/model/store.js";
+import { createPostgresPool } from "../src/store/postgres/postgres-pool.js";
+import { PostgresStore } from "../src/store/postgres/postgres-store.js";
 import { CHANGES, changesRegion, duckdbEngine, postgresEngine, READINESS } from "./changes-harness.js";
 
 const RECORDS =
@@ -82,14 +85,35 @@ class GatedStore extends StoreDecorator {
 }
 
 describe("fair lanes: settings", () => {
-  it("derives the heavy lane from the store's connections, leaving one to cheap questions", () => {
+  it("derives the heavy lane from the store's read connections, leaving one to cheap questions", async () => {
     const config = loadConfig({});
     const queue = { maxQueueLength: 1000, maxWaitMs: 10_000 };
-    assert.deepEqual(heavyLimits("duckdb", config), { concurrency: 3, perBrand: 2, ...queue });
-    // PostgreSQL: a pool of 10, less 4 exports, less one.
-    assert.deepEqual(heavyLimits("postgres", config), { concurrency: 5, perBrand: 4, ...queue });
+    const duckdb = await openDuckDbStore(":memory:");
+    try {
+      assert.equal(duckdb.readConnections, 4);
+      assert.deepEqual(heavyLimits(duckdb.readConnections, config), {
+        concurrency: 3,
+        perBrand: 2,
+        ...queue,
+      });
+    } finally {
+      await duckdb.close();
+    }
+    // PostgreSQL: a pool of 10, less 4 exports, less one (the pool connects lazily: nothing is asked).
+    const pool = createPostgresPool({ url: "postgres://127.0.0.1:5432/test", poolSize: 10 });
+    const postgres = new PostgresStore(pool, config.exportConcurrency);
+    try {
+      assert.equal(postgres.readConnections, 6);
+      assert.deepEqual(heavyLimits(postgres.readConnections, config), {
+        concurrency: 5,
+        perBrand: 4,
+        ...queue,
+      });
+    } finally {
+      await pool.end();
+    }
     const one = loadConfig({ MDQ_HEAVY_CONCURRENCY: "1", MDQ_HEAVY_PER_BRAND: "7" });
-    assert.deepEqual(heavyLimits("duckdb", one), { concurrency: 1, perBrand: 1, ...queue });
+    assert.deepEqual(heavyLimits(4, one), { concurrency: 1, perBrand: 1, ...queue });
   });
 
   it("names the bad key of a lane setting", () => {

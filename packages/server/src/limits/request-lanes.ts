@@ -8,7 +8,6 @@
 import type { ServiceConfig } from "../config.js";
 import { MdqError } from "../errors.js";
 import type { ServiceMetrics } from "../observability/metrics.js";
-import { READ_CONNECTIONS } from "../store/duckdb/duckdb-store.js";
 import { AdmissionRefused, FairAdmission, type Release, shedError } from "./fair-admission.js";
 
 /** A request's lane. */
@@ -18,19 +17,21 @@ export type Lane = "cheap" | "heavy" | "export";
 export const EXPORT_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Heavy requests run at once by default: all but one of the store's read connections, so that a
- * cheap question always finds one free (DuckDB: 4 readers, so 3; PostgreSQL: the pool less the
- * connections the exports may hold, less one). Exports on DuckDB read on connections of their own.
+ * Heavy requests run at once by default: all but one of the store's read connections
+ * (store/model/store.ts `readConnections`), so that a cheap question always finds one free
+ * (DuckDB: 4 readers, so 3; PostgreSQL: the pool less the connections the exports may hold, less
+ * one). Exports on DuckDB read on connections of their own.
  */
-export function defaultHeavyConcurrency(engine: string, config: ServiceConfig): number {
-  const connections =
-    engine === "postgres" ? config.databasePoolSize - config.exportConcurrency : READ_CONNECTIONS;
-  return Math.max(1, connections - 1);
+export function defaultHeavyConcurrency(readConnections: number): number {
+  return Math.max(1, readConnections - 1);
 }
 
-/** The heavy lane's limits, from the configuration (0 derives a setting, docs/configuration.md). */
-export function heavyLimits(engine: string, config: ServiceConfig) {
-  const concurrency = config.heavyConcurrency || defaultHeavyConcurrency(engine, config);
+/**
+ * The heavy lane's limits, from the configuration (0 derives a setting, docs/configuration.md) and
+ * the store's read connections.
+ */
+export function heavyLimits(readConnections: number, config: ServiceConfig) {
+  const concurrency = config.heavyConcurrency || defaultHeavyConcurrency(readConnections);
   return {
     concurrency,
     perBrand: Math.min(concurrency, config.heavyPerBrand || Math.max(1, concurrency - 1)),
@@ -49,12 +50,13 @@ export class RequestLanes {
   /** Exports (`MDQ_EXPORT_CONCURRENCY`): queued per brand in turn; past the queue's bounds, 429. */
   readonly exports: FairAdmission;
 
+  /** `readConnections`: the store's (store/model/store.ts), from which the heavy lane's size is derived. */
   constructor(
-    engine: string,
+    readConnections: number,
     config: ServiceConfig,
     private readonly metrics: ServiceMetrics,
   ) {
-    this.heavy = new FairAdmission(heavyLimits(engine, config), this.events("heavy"));
+    this.heavy = new FairAdmission(heavyLimits(readConnections, config), this.events("heavy"));
     this.exports = new FairAdmission(
       {
         concurrency: config.exportConcurrency,
