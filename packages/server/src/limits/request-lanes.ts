@@ -8,7 +8,13 @@
 import type { ServiceConfig } from "../config.js";
 import { MdqError } from "../errors.js";
 import type { ServiceMetrics } from "../observability/metrics.js";
-import { AdmissionRefused, FairAdmission, type Release, shedError } from "./fair-admission.js";
+import {
+  AdmissionRefused,
+  FairAdmission,
+  type Release,
+  type ShedReason,
+  shedError,
+} from "./fair-admission.js";
 
 /** A request's lane. */
 export type Lane = "cheap" | "heavy" | "export";
@@ -77,15 +83,18 @@ export class RequestLanes {
   }
 
   /**
-   * Waits for `brand`'s turn in `lane` and returns the release of its place. A heavy request
+   * Waits for `brand`'s turn in `lane` and returns the release of its place, or null when
+   * `client` (aborted once the request's client left: plugins/client-gone.ts) aborted first: the
+   * request left the queue (shed, `client_gone`) and there is nobody to answer. A heavy request
    * refused is a 503 `SERVICE_UNAVAILABLE`, an export a 429 `RATE_LIMITED`, both with `Retry-After`.
    */
-  async enter(lane: Lane, brand: string): Promise<Release> {
+  async enter(lane: Lane, brand: string, client?: AbortSignal): Promise<Release | null> {
     if (lane === "cheap") return this.cheap();
     try {
-      return await (lane === "heavy" ? this.heavy : this.exports).admit(brand);
+      return await (lane === "heavy" ? this.heavy : this.exports).admit(brand, client);
     } catch (error) {
       if (!(error instanceof AdmissionRefused)) throw error;
+      if (error.reason === "client_gone") return null;
       if (lane === "heavy") throw shedError(error);
       throw new MdqError(
         "RATE_LIMITED",
@@ -110,7 +119,7 @@ export class RequestLanes {
     const { metrics } = this;
     return {
       admitted: (waitMs: number) => metrics.queueWait.observe({ class: lane }, waitMs / 1000),
-      shed: (reason: string) => metrics.shedRequests.inc({ class: lane, reason }),
+      shed: (reason: ShedReason) => metrics.shedRequests.inc({ class: lane, reason }),
       changed: (running: number, waiting: number) => {
         metrics.inFlight.set({ class: lane }, running);
         metrics.queueLength.set({ class: lane }, waiting);
