@@ -457,7 +457,7 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
       }
     });
 
-    it("answers an export 429 RATE_LIMITED with Retry-After when the queue is full", async () => {
+    it("answers an export 429 RATE_LIMITED with Retry-After when the queue is full or its wait ran out", async () => {
       const { service, store, exportOf } = await gatedService({ exportConcurrency: 2, queueMaxLength: 1 });
       try {
         const admitted = [exportOf("brand-acme"), exportOf("brand-acme")];
@@ -486,6 +486,35 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
       } finally {
         store.openAll();
         await service.app.close();
+      }
+      const waited = await gatedService({ exportConcurrency: 1, queueMaxWaitMs: 50 });
+      try {
+        const admitted = waited.exportOf("brand-acme");
+        await atGate(waited.store, 1);
+        const refused = await waited.exportOf("brand-globex");
+        assert.equal(refused.status, 429);
+        assert.equal(refused.headers["retry-after"], "5");
+        assert.deepEqual(JSON.parse(refused.body), {
+          errors: [
+            {
+              message: "this instance already runs 1 exports; retry in 5 s",
+              extensions: { code: "RATE_LIMITED" },
+            },
+          ],
+        });
+        assert.equal(
+          await waited.service.metrics.value("mdq_shed_requests_total", {
+            class: "export",
+            reason: "wait_expired",
+          }),
+          1,
+        );
+        assert.equal(waited.service.lanes.exports.waiting, 0);
+        waited.store.openAll();
+        exportedLines(await admitted);
+      } finally {
+        waited.store.openAll();
+        await waited.service.app.close();
       }
     });
 
