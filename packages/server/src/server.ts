@@ -154,7 +154,7 @@ export async function buildService(config: ServiceConfig, parts: ServiceParts): 
     }
   });
   const settings = { authUrl: config.authUrl, baseUrl: config.baseUrl, region: config.region };
-  const lanes = new RequestLanes(parts.store.engine, config, metrics);
+  const lanes = new RequestLanes(parts.store.readConnections, config, metrics);
 
   installErrorResponses(app);
   useMetrics(app, metrics);

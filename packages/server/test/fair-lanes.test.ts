@@ -1,21 +1,27 @@
 /**
  * Fairness and overload (CONTRACT §8, issue 55), driven through HTTP on both stores: heavy work
- * (records pages, aggregates) is admitted per brand in turn, so a brand with many requests in
- * flight cannot delay a brand with one; cheap questions never wait behind it; beyond the bounded
- * queue the answer is 503 `SERVICE_UNAVAILABLE` with `Retry-After`. The heavy reads are held at a
- * gate in the store that the test opens one read at a time, so every order asserted is the
- * admission's own, never a race of timings.
+ * (records pages, aggregates) and exports are admitted per brand in turn, so a brand with many
+ * requests in flight cannot delay a brand with one; cheap questions never wait behind them; beyond
+ * the bounded queue the answer is 503 `SERVICE_UNAVAILABLE` (exports: 429 `RATE_LIMITED`) with
+ * `Retry-After`; a queued request whose client leaves is dropped and never runs. The heavy reads
+ * and the exports are held at a gate in the store that the test opens one at a time, so every
+ * order asserted is the admission's own, never a race of timings.
  */
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import { describe, it } from "node:test";
-import { graphqlOn, requestToken, within } from "@mdq/test-support";
+import { graphqlOn, type HttpAnswer, httpCall, requestToken, within } from "@mdq/test-support";
 import type { LightMyRequestResponse } from "fastify";
 import { loadConfig, type ServiceConfig } from "../src/config.js";
 import { heavyLimits } from "../src/limits/request-lanes.js";
 import { buildService, type Service } from "../src/server.js";
 import { StoreDecorator } from "../src/store/decorators/store-decorator.js";
+import { openDuckDbStore } from "../src/store/duckdb/duckdb-store.js";
 import type { AggregateQuery, RecordsQuery } from "../src/store/model/query-request.js";
 import type { PageResult, RecordsPage, Store } from "../src/store/model/store.js";
+import { createPostgresPool } from "../src/store/postgres/postgres-pool.js";
+import { PostgresStore } from "../src/store/postgres/postgres-store.js";
+import type { ExportQuery, RecordExport, RecordExports } from "../src/store/reads/export/record-export.js";
 import { CHANGES, changesRegion, duckdbEngine, postgresEngine, READINESS } from "./changes-harness.js";
 
 const RECORDS =
@@ -38,11 +44,11 @@ const APPS = {
 };
 type Brand = keyof typeof APPS;
 
-/** A store whose records pages and aggregates wait at a gate until the test lets them through, one by one. */
-class GatedStore extends StoreDecorator {
-  /** The brand of every heavy read that reached the store, in order. */
+/** A store whose records pages, aggregates and exports wait at a gate until the test lets them through, one by one. */
+class GatedStore extends StoreDecorator implements RecordExports {
+  /** The brand of every heavy read or export that reached the store (was admitted), in order. */
   readonly arrivals: string[] = [];
-  private readonly held: (() => void)[] = [];
+  private readonly held: { brand: string; go: () => void }[] = [];
 
   constructor(inner: Store) {
     super(inner);
@@ -53,9 +59,10 @@ class GatedStore extends StoreDecorator {
     return this.held.length;
   }
 
-  /** Lets the oldest held read run. */
-  open(): void {
-    this.held.shift()?.();
+  /** Lets the oldest held read run (the oldest of `brand`'s when given). */
+  open(brand?: string): void {
+    const index = this.held.findIndex((entry) => brand === undefined || entry.brand === brand);
+    if (index >= 0) this.held.splice(index, 1)[0]!.go();
   }
 
   /** Lets every held read run, and every later one too. */
@@ -74,22 +81,62 @@ class GatedStore extends StoreDecorator {
     return this.gate(query.scope.brandId, () => super.queryAggregate(query));
   }
 
+  /** An export holds its place in the export lane from here to its last byte. */
+  openRecordExport(query: ExportQuery): Promise<RecordExport> {
+    return this.gate(query.scope.brandId, () =>
+      (this.inner as Store & RecordExports).openRecordExport(query),
+    );
+  }
+
   private async gate<Result>(brand: string, read: () => Promise<Result>): Promise<Result> {
     this.arrivals.push(brand);
-    if (!this.opened) await new Promise<void>((resolve) => this.held.push(resolve));
+    if (!this.opened) await new Promise<void>((go) => this.held.push({ brand, go }));
     return read();
   }
 }
 
+/**
+ * Sends one request on a connection of its own and returns what cuts that connection: the client
+ * leaving before its answer (the answer itself is never read).
+ */
+function leavingCall(url: string, method: "GET" | "POST", headers: Record<string, string>, body?: string) {
+  const outgoing = request(url, { method, headers, agent: false });
+  // The test cuts the connection: its error is the point, not a failure.
+  outgoing.on("error", () => undefined);
+  outgoing.end(body);
+  return () => outgoing.destroy();
+}
+
 describe("fair lanes: settings", () => {
-  it("derives the heavy lane from the store's connections, leaving one to cheap questions", () => {
+  it("derives the heavy lane from the store's read connections, leaving one to cheap questions", async () => {
     const config = loadConfig({});
     const queue = { maxQueueLength: 1000, maxWaitMs: 10_000 };
-    assert.deepEqual(heavyLimits("duckdb", config), { concurrency: 3, perBrand: 2, ...queue });
-    // PostgreSQL: a pool of 10, less 4 exports, less one.
-    assert.deepEqual(heavyLimits("postgres", config), { concurrency: 5, perBrand: 4, ...queue });
+    const duckdb = await openDuckDbStore(":memory:");
+    try {
+      assert.equal(duckdb.readConnections, 4);
+      assert.deepEqual(heavyLimits(duckdb.readConnections, config), {
+        concurrency: 3,
+        perBrand: 2,
+        ...queue,
+      });
+    } finally {
+      await duckdb.close();
+    }
+    // PostgreSQL: a pool of 10, less 4 exports, less one (the pool connects lazily: nothing is asked).
+    const pool = createPostgresPool({ url: "postgres://127.0.0.1:5432/test", poolSize: 10 });
+    const postgres = new PostgresStore(pool, config.exportConcurrency);
+    try {
+      assert.equal(postgres.readConnections, 6);
+      assert.deepEqual(heavyLimits(postgres.readConnections, config), {
+        concurrency: 5,
+        perBrand: 4,
+        ...queue,
+      });
+    } finally {
+      await pool.end();
+    }
     const one = loadConfig({ MDQ_HEAVY_CONCURRENCY: "1", MDQ_HEAVY_PER_BRAND: "7" });
-    assert.deepEqual(heavyLimits("duckdb", one), { concurrency: 1, perBrand: 1, ...queue });
+    assert.deepEqual(heavyLimits(4, one), { concurrency: 1, perBrand: 1, ...queue });
   });
 
   it("names the bad key of a lane setting", () => {
@@ -130,12 +177,48 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
       }
       const ask = (brand: Brand, query: string): Promise<LightMyRequestResponse> =>
         graphqlOn(service, tokens.get(brand)!, query, { c: brand, r: region.whole(), s: null });
-      return { service, store, ask, tokens };
+      const base = await service.app.listen({ host: "127.0.0.1", port: 0 });
+      const exportUrl = (brand: Brand) =>
+        `${base}/export/marketing-records?${new URLSearchParams({ clientId: brand, ...region.whole() })}`;
+      const bearer = (brand: Brand) => ({ authorization: `Bearer ${tokens.get(brand)!}` });
+      /** A whole export over HTTP. */
+      const exportOf = (brand: Brand): Promise<HttpAnswer> =>
+        httpCall(exportUrl(brand), { headers: bearer(brand) });
+      /** Requests over HTTP whose clients leave when the test says. */
+      const leaving = {
+        ask: (brand: Brand, query: string) =>
+          leavingCall(
+            `${base}/graphql`,
+            "POST",
+            { ...bearer(brand), "content-type": "application/json" },
+            JSON.stringify({ query, variables: { c: brand, r: region.whole() } }),
+          ),
+        export: (brand: Brand) => leavingCall(exportUrl(brand), "GET", bearer(brand)),
+      };
+      return { service, store, ask, tokens, exportOf, leaving };
     }
 
     /** Waits until `service` has `count` heavy requests waiting for their turn. */
     const waitingHeavy = (service: Service, count: number) =>
       within(10_000, `${count} heavy requests waiting`, async () => service.lanes.heavy.waiting === count);
+
+    /** Waits until `service` has `count` exports waiting for their turn. */
+    const waitingExports = (service: Service, count: number) =>
+      within(10_000, `${count} exports waiting`, async () => service.lanes.exports.waiting === count);
+
+    /** Waits until `count` reads or exports are held at the gate. */
+    const atGate = (store: GatedStore, count: number) =>
+      within(10_000, `${count} held at the gate`, async () => store.holding === count);
+
+    /** An NDJSON export's lines, checked whole: every line a record, as many as MDQ-Row-Count says. */
+    function exportedLines(answer: HttpAnswer): string[] {
+      assert.equal(answer.status, 200, answer.body);
+      assert.ok(answer.body.endsWith("\n"), "the export ends with its last line");
+      const lines = answer.body.slice(0, -1).split("\n");
+      assert.equal(String(lines.length), answer.headers["mdq-row-count"]);
+      for (const line of lines) assert.equal(typeof JSON.parse(line).recordId, "string");
+      return lines;
+    }
 
     it("admits a brand with one heavy request before the queued requests of a brand with many", async () => {
       const { service, store, ask } = await gatedService({ heavyConcurrency: 1, heavyPerBrand: 1 });
@@ -287,6 +370,177 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
         assert.equal(service.lanes.heavy.waiting, 0);
         store.openAll();
         assert.equal((await admitted).statusCode, 200);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("drops a queued heavy request whose client leaves: it never runs, and the next brand's takes its turn", async () => {
+      const { service, store, ask, leaving } = await gatedService({ heavyConcurrency: 1 });
+      try {
+        const answers = [ask("brand-acme", RECORDS)];
+        await atGate(store, 1);
+        // Queued first, globex's request would run next; its client leaves before its turn.
+        const leave = leaving.ask("brand-globex", RECORDS);
+        await waitingHeavy(service, 1);
+        answers.push(ask("brand-initech", AGGREGATE));
+        await waitingHeavy(service, 2);
+        leave();
+        await waitingHeavy(service, 1);
+        assert.equal(await service.metrics.value("mdq_queue_length", { class: "heavy" }), 1);
+        assert.equal(
+          await service.metrics.value("mdq_shed_requests_total", { class: "heavy", reason: "client_gone" }),
+          1,
+        );
+        store.open();
+        await within(10_000, "initech's read at the gate", async () => store.arrivals.length === 2);
+        store.openAll();
+        assert.deepEqual(
+          (await Promise.all(answers)).map((answer) => answer.statusCode),
+          [200, 200],
+        );
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-initech"]);
+        assert.equal(await service.metrics.value("mdq_queue_length", { class: "heavy" }), 0);
+        assert.equal(await service.metrics.value("mdq_requests_in_flight", { class: "heavy" }), 0);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("admits a brand's one export at the next free place, ahead of the exports another brand queued, whole", async () => {
+      const { service, store, exportOf } = await gatedService({ exportConcurrency: 2 });
+      try {
+        // Acme holds every export place (its exports held open at the store) and queues two more.
+        const acme = [exportOf("brand-acme"), exportOf("brand-acme")];
+        await atGate(store, 2);
+        for (let queued = 1; queued <= 2; queued += 1) {
+          acme.push(exportOf("brand-acme"));
+          await waitingExports(service, queued);
+        }
+        const globex = exportOf("brand-globex");
+        await waitingExports(service, 3);
+        assert.equal(await service.metrics.value("mdq_requests_in_flight", { class: "export" }), 2);
+        assert.equal(await service.metrics.value("mdq_queue_length", { class: "export" }), 3);
+        // Acme's first export ends: its place goes to globex, ahead of acme's two queued.
+        store.open("brand-acme");
+        await within(10_000, "globex's export at the gate", async () => store.arrivals.length === 3);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-acme", "brand-globex"]);
+        assert.equal(await service.metrics.value("mdq_queue_length", { class: "export" }), 2);
+        // Globex's export streams whole while acme's second is still held open.
+        store.open("brand-globex");
+        const globexLines = exportedLines(await globex);
+        store.openAll();
+        for (const answer of await Promise.all(acme)) exportedLines(answer);
+        assert.deepEqual(store.arrivals, [
+          "brand-acme",
+          "brand-acme",
+          "brand-globex",
+          "brand-acme",
+          "brand-acme",
+        ]);
+        // The same rows, byte for byte, as globex's export alone.
+        assert.deepEqual(exportedLines(await exportOf("brand-globex")), globexLines);
+        await within(
+          10_000,
+          "every export place given back",
+          async () => service.lanes.exports.running === 0,
+        );
+        assert.equal(await service.metrics.value("mdq_queue_length", { class: "export" }), 0);
+        assert.equal(await service.metrics.value("mdq_requests_in_flight", { class: "export" }), 0);
+        const exposition = (await service.metrics.render()).body;
+        assert.match(exposition, /^mdq_queue_wait_seconds_count\{[^}]*class="export"[^}]*\} 6$/m);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("answers an export 429 RATE_LIMITED with Retry-After when the queue is full or its wait ran out", async () => {
+      const { service, store, exportOf } = await gatedService({ exportConcurrency: 2, queueMaxLength: 1 });
+      try {
+        const admitted = [exportOf("brand-acme"), exportOf("brand-acme")];
+        await atGate(store, 2);
+        admitted.push(exportOf("brand-acme"));
+        await waitingExports(service, 1);
+        const refused = await exportOf("brand-globex");
+        assert.equal(refused.status, 429);
+        assert.equal(refused.headers["retry-after"], "5");
+        assert.equal(refused.headers["content-type"], "application/json; charset=utf-8");
+        assert.deepEqual(JSON.parse(refused.body), {
+          errors: [
+            {
+              message: "this instance already runs 2 exports; retry in 5 s",
+              extensions: { code: "RATE_LIMITED" },
+            },
+          ],
+        });
+        assert.equal(
+          await service.metrics.value("mdq_shed_requests_total", { class: "export", reason: "queue_full" }),
+          1,
+        );
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-acme"]);
+        store.openAll();
+        for (const answer of await Promise.all(admitted)) exportedLines(answer);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+      const waited = await gatedService({ exportConcurrency: 1, queueMaxWaitMs: 50 });
+      try {
+        const admitted = waited.exportOf("brand-acme");
+        await atGate(waited.store, 1);
+        const refused = await waited.exportOf("brand-globex");
+        assert.equal(refused.status, 429);
+        assert.equal(refused.headers["retry-after"], "5");
+        assert.deepEqual(JSON.parse(refused.body), {
+          errors: [
+            {
+              message: "this instance already runs 1 exports; retry in 5 s",
+              extensions: { code: "RATE_LIMITED" },
+            },
+          ],
+        });
+        assert.equal(
+          await waited.service.metrics.value("mdq_shed_requests_total", {
+            class: "export",
+            reason: "wait_expired",
+          }),
+          1,
+        );
+        assert.equal(waited.service.lanes.exports.waiting, 0);
+        waited.store.openAll();
+        exportedLines(await admitted);
+      } finally {
+        waited.store.openAll();
+        await waited.service.app.close();
+      }
+    });
+
+    it("drops a queued export whose client leaves: it never opens, and the next brand's takes its place", async () => {
+      const { service, store, exportOf, leaving } = await gatedService({ exportConcurrency: 1 });
+      try {
+        const answers = [exportOf("brand-acme")];
+        await atGate(store, 1);
+        const leave = leaving.export("brand-globex");
+        await waitingExports(service, 1);
+        answers.push(exportOf("brand-initech"));
+        await waitingExports(service, 2);
+        leave();
+        await waitingExports(service, 1);
+        assert.equal(await service.metrics.value("mdq_queue_length", { class: "export" }), 1);
+        assert.equal(
+          await service.metrics.value("mdq_shed_requests_total", { class: "export", reason: "client_gone" }),
+          1,
+        );
+        store.open();
+        await within(10_000, "initech's export at the gate", async () => store.arrivals.length === 2);
+        store.openAll();
+        for (const answer of await Promise.all(answers)) exportedLines(answer);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-initech"]);
+        await within(10_000, "the export place given back", async () => service.lanes.exports.running === 0);
+        assert.equal(service.lanes.exports.waiting, 0);
       } finally {
         store.openAll();
         await service.app.close();

@@ -1,7 +1,8 @@
 /**
  * `GET {baseUrl}/export/marketing-records` (CONTRACT §7 "Bulk export"): a brand's records of a
  * range in one response, streamed from one snapshot. Order of checks: 401 (bearer token) → 400/403
- * (parameters, grants) → 429 (the export lane, limits/request-lanes.ts) → 400
+ * (parameters, grants) → 429 (the export lane, limits/request-lanes.ts: waits its brand's turn;
+ * dropped unanswered when its client leaves first) → 400
  * `UNSUPPORTED_CURRENCY` / 409 `DATA_VERSION_GONE` (read in the snapshot) → 200 with
  * `MDQ-Data-Version`, `MDQ-Row-Count` and `MDQ-Resume` (the whole query, which a resume must
  * repeat: export-resume.ts), then the body. The
@@ -33,6 +34,7 @@ import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
+import { clientGoneSignal } from "../plugins/client-gone.js";
 import {
   CONTENT_CODINGS,
   type CodingLevels,
@@ -132,7 +134,9 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     try {
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
-      release = await options.lanes.enter("export", caller.brandId);
+      release = await options.lanes.enter("export", caller.brandId, clientGoneSignal(reply));
+      // The client left while the export waited for its turn: nothing opened, nobody to answer.
+      if (release === null) return reply.hijack();
       opened = await withRates(exportRequest.query.currency, () =>
         options.store.openRecordExport(exportRequest.query),
       );

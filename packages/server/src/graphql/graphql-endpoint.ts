@@ -2,7 +2,8 @@
  * `POST {baseUrl}/graphql` (spec §4.2, CONTRACT §3): the transport follows GraphQL-over-HTTP for
  * POST with `application/json`; execution is Mercurius with graphql-jit. Order of checks:
  * 405 → 413 → 415 → 400 → 401 → request checks (`request-checks.ts`: parse, validate, variables)
- * → the request's lane (`limits/request-lanes.ts`: heavy work waits its brand's turn, or 503)
+ * → the request's lane (`limits/request-lanes.ts`: heavy work waits its brand's turn, or 503;
+ * dropped unanswered when its client leaves first)
  * → execute (200, or 403 for data outside the grants).
  */
 import { Readable } from "node:stream";
@@ -14,6 +15,7 @@ import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
+import { clientGoneSignal } from "../plugins/client-gone.js";
 import { sendGraphQLError } from "../plugins/error-responses.js";
 import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
 import type { RecordReads } from "../store/model/store.js";
@@ -192,7 +194,12 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       return reply.code(200).send({ errors: formatErrors(refused, request.log).errors });
     }
     let result: { data?: unknown; errors?: readonly GraphQLError[] };
-    const release = await options.lanes.enter(checks.classOf(body), caller.brandId);
+    const lane = checks.classOf(body);
+    // Cheap requests never wait: only a queued lane needs to hear that the client left.
+    const client = lane === "cheap" ? undefined : clientGoneSignal(reply);
+    const release = await options.lanes.enter(lane, caller.brandId, client);
+    // The client left while the request waited for its turn: nothing ran, nobody to answer.
+    if (release === null) return reply.hijack();
     try {
       result = await app.graphql(body.query, context as never, body.variables, body.operationName);
     } catch (error) {

@@ -9,7 +9,9 @@
  * The queue is bounded in length (all brands together) and in wait: a request that would make it
  * longer, or that waits longer than `maxWaitMs`, is shed with 503 `SERVICE_UNAVAILABLE` and
  * `Retry-After` (docs/errors.md), so that an overloaded instance answers at once instead of
- * holding sockets and memory for requests whose callers have given up.
+ * holding sockets and memory for requests whose callers have given up. A request whose client
+ * left while it waited (its signal aborted) leaves the queue at once and never runs: admitted, it
+ * would take a place and do the work for nobody.
  */
 import { MdqError } from "../errors.js";
 
@@ -25,12 +27,18 @@ export interface AdmissionLimits {
   readonly maxWaitMs: number;
 }
 
+/**
+ * Why a request was shed: the queue was full, its wait ran out, or its client left before its turn
+ * (nothing is answered then: there is nobody to answer).
+ */
+export type ShedReason = "queue_full" | "wait_expired" | "client_gone";
+
 /** What the admission reports, for metrics (observability/metrics.ts). */
 export interface AdmissionEvents {
   /** A request was admitted after `waitMs` in the queue (0 when it ran at once). */
   admitted?(waitMs: number): void;
-  /** A request was shed: the queue was full, or its wait ran out. */
-  shed?(reason: "queue_full" | "wait_expired"): void;
+  /** A request was shed: the queue was full, its wait ran out, or its client left. */
+  shed?(reason: ShedReason): void;
   /** The number of running or waiting requests changed. */
   changed?(running: number, waiting: number): void;
 }
@@ -41,12 +49,17 @@ export type Release = () => void;
 /** Why a request was not admitted: answered as its `error` (503, or whatever the caller chose). */
 export class AdmissionRefused extends Error {
   constructor(
-    readonly reason: "queue_full" | "wait_expired",
+    readonly reason: ShedReason,
     message: string,
   ) {
     super(message);
     this.name = "AdmissionRefused";
   }
+}
+
+/** The refusal of a request whose client left before its turn. */
+function clientGone(): AdmissionRefused {
+  return new AdmissionRefused("client_gone", "the client left before the request's turn");
 }
 
 /** Seconds a shed request is told to wait: a few rounds of the queue, not long enough to fall far behind. */
@@ -65,6 +78,8 @@ interface Waiter {
   readonly admit: (release: Release) => void;
   readonly refuse: (refused: AdmissionRefused) => void;
   timer: NodeJS.Timeout | undefined;
+  /** Removes the waiter's listener of its client's signal. */
+  forgetClient: () => void;
 }
 
 /**
@@ -99,9 +114,14 @@ export class FairAdmission {
 
   /**
    * Resolves with the release of a place for `brand` once it is the brand's turn; rejects with
-   * {@link AdmissionRefused} when the queue is full or the wait runs out.
+   * {@link AdmissionRefused} when the queue is full, the wait runs out, or `client` (the request's
+   * client is there while it is not aborted) aborts before the turn came.
    */
-  admit(brand: string): Promise<Release> {
+  admit(brand: string, client?: AbortSignal): Promise<Release> {
+    if (client?.aborted) {
+      this.events.shed?.("client_gone");
+      return Promise.reject(clientGone());
+    }
     // With room for the brand, every brand that waits is at its cap (`dispatch` leaves no other):
     // the brand runs now, ahead of none it should follow.
     if (this.hasRoom(brand)) {
@@ -124,8 +144,14 @@ export class FairAdmission {
         admit: resolve,
         refuse: reject,
         timer: undefined,
+        forgetClient: () => undefined,
       };
       waiter.timer = setTimeout(() => this.expire(waiter), this.limits.maxWaitMs);
+      if (client !== undefined) {
+        const leave = () => this.leave(waiter);
+        client.addEventListener("abort", leave, { once: true });
+        waiter.forgetClient = () => client.removeEventListener("abort", leave);
+      }
       let queue = this.queues.get(brand);
       if (queue === undefined) {
         queue = [];
@@ -174,6 +200,7 @@ export class FairAdmission {
       if (queue.length === 0) this.queues.delete(brand);
       this.waitingTotal -= 1;
       clearTimeout(waiter.timer);
+      waiter.forgetClient();
       this.events.admitted?.(this.now() - waiter.since);
       waiter.admit(this.start(brand));
     }
@@ -203,21 +230,34 @@ export class FairAdmission {
   }
 
   private expire(waiter: Waiter): void {
-    const queue = this.queues.get(waiter.brand);
-    const index = queue?.indexOf(waiter) ?? -1;
-    if (queue === undefined || index < 0) return;
-    queue.splice(index, 1);
-    if (queue.length === 0) this.queues.delete(waiter.brand);
-    this.forget(waiter.brand);
-    this.waitingTotal -= 1;
-    this.changed();
-    this.events.shed?.("wait_expired");
-    waiter.refuse(
+    this.drop(
+      waiter,
       new AdmissionRefused(
         "wait_expired",
         `the instance is busy: the request waited ${this.limits.maxWaitMs} ms for its turn; retry after the number of seconds in Retry-After`,
       ),
     );
+  }
+
+  /** The waiter's client left: it leaves the queue now, so that it never takes a place. */
+  private leave(waiter: Waiter): void {
+    this.drop(waiter, clientGone());
+  }
+
+  /** Takes a waiter still queued out of the queue and refuses it. */
+  private drop(waiter: Waiter, refused: AdmissionRefused): void {
+    const queue = this.queues.get(waiter.brand);
+    const index = queue?.indexOf(waiter) ?? -1;
+    if (queue === undefined || index < 0) return;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.queues.delete(waiter.brand);
+    clearTimeout(waiter.timer);
+    waiter.forgetClient();
+    this.forget(waiter.brand);
+    this.waitingTotal -= 1;
+    this.changed();
+    this.events.shed?.(refused.reason);
+    waiter.refuse(refused);
   }
 
   private changed(): void {

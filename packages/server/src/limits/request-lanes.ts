@@ -8,8 +8,13 @@
 import type { ServiceConfig } from "../config.js";
 import { MdqError } from "../errors.js";
 import type { ServiceMetrics } from "../observability/metrics.js";
-import { READ_CONNECTIONS } from "../store/duckdb/duckdb-store.js";
-import { AdmissionRefused, FairAdmission, type Release, shedError } from "./fair-admission.js";
+import {
+  AdmissionRefused,
+  FairAdmission,
+  type Release,
+  type ShedReason,
+  shedError,
+} from "./fair-admission.js";
 
 /** A request's lane. */
 export type Lane = "cheap" | "heavy" | "export";
@@ -18,19 +23,21 @@ export type Lane = "cheap" | "heavy" | "export";
 export const EXPORT_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Heavy requests run at once by default: all but one of the store's read connections, so that a
- * cheap question always finds one free (DuckDB: 4 readers, so 3; PostgreSQL: the pool less the
- * connections the exports may hold, less one). Exports on DuckDB read on connections of their own.
+ * Heavy requests run at once by default: all but one of the store's read connections
+ * (store/model/store.ts `readConnections`), so that a cheap question always finds one free
+ * (DuckDB: 4 readers, so 3; PostgreSQL: the pool less the connections the exports may hold, less
+ * one). Exports on DuckDB read on connections of their own.
  */
-export function defaultHeavyConcurrency(engine: string, config: ServiceConfig): number {
-  const connections =
-    engine === "postgres" ? config.databasePoolSize - config.exportConcurrency : READ_CONNECTIONS;
-  return Math.max(1, connections - 1);
+export function defaultHeavyConcurrency(readConnections: number): number {
+  return Math.max(1, readConnections - 1);
 }
 
-/** The heavy lane's limits, from the configuration (0 derives a setting, docs/configuration.md). */
-export function heavyLimits(engine: string, config: ServiceConfig) {
-  const concurrency = config.heavyConcurrency || defaultHeavyConcurrency(engine, config);
+/**
+ * The heavy lane's limits, from the configuration (0 derives a setting, docs/configuration.md) and
+ * the store's read connections.
+ */
+export function heavyLimits(readConnections: number, config: ServiceConfig) {
+  const concurrency = config.heavyConcurrency || defaultHeavyConcurrency(readConnections);
   return {
     concurrency,
     perBrand: Math.min(concurrency, config.heavyPerBrand || Math.max(1, concurrency - 1)),
@@ -49,12 +56,13 @@ export class RequestLanes {
   /** Exports (`MDQ_EXPORT_CONCURRENCY`): queued per brand in turn; past the queue's bounds, 429. */
   readonly exports: FairAdmission;
 
+  /** `readConnections`: the store's (store/model/store.ts), from which the heavy lane's size is derived. */
   constructor(
-    engine: string,
+    readConnections: number,
     config: ServiceConfig,
     private readonly metrics: ServiceMetrics,
   ) {
-    this.heavy = new FairAdmission(heavyLimits(engine, config), this.events("heavy"));
+    this.heavy = new FairAdmission(heavyLimits(readConnections, config), this.events("heavy"));
     this.exports = new FairAdmission(
       {
         concurrency: config.exportConcurrency,
@@ -75,15 +83,18 @@ export class RequestLanes {
   }
 
   /**
-   * Waits for `brand`'s turn in `lane` and returns the release of its place. A heavy request
+   * Waits for `brand`'s turn in `lane` and returns the release of its place, or null when
+   * `client` (aborted once the request's client left: plugins/client-gone.ts) aborted first: the
+   * request left the queue (shed, `client_gone`) and there is nobody to answer. A heavy request
    * refused is a 503 `SERVICE_UNAVAILABLE`, an export a 429 `RATE_LIMITED`, both with `Retry-After`.
    */
-  async enter(lane: Lane, brand: string): Promise<Release> {
+  async enter(lane: Lane, brand: string, client?: AbortSignal): Promise<Release | null> {
     if (lane === "cheap") return this.cheap();
     try {
-      return await (lane === "heavy" ? this.heavy : this.exports).admit(brand);
+      return await (lane === "heavy" ? this.heavy : this.exports).admit(brand, client);
     } catch (error) {
       if (!(error instanceof AdmissionRefused)) throw error;
+      if (error.reason === "client_gone") return null;
       if (lane === "heavy") throw shedError(error);
       throw new MdqError(
         "RATE_LIMITED",
@@ -108,7 +119,7 @@ export class RequestLanes {
     const { metrics } = this;
     return {
       admitted: (waitMs: number) => metrics.queueWait.observe({ class: lane }, waitMs / 1000),
-      shed: (reason: string) => metrics.shedRequests.inc({ class: lane, reason }),
+      shed: (reason: ShedReason) => metrics.shedRequests.inc({ class: lane, reason }),
       changed: (running: number, waiting: number) => {
         metrics.inFlight.set({ class: lane }, running);
         metrics.queueLength.set({ class: lane }, waiting);

@@ -100,7 +100,7 @@ export class ServiceMetrics {
   ]);
   readonly shedRequests = this.counter(
     "mdq_shed_requests_total",
-    "Requests refused because the instance was busy, by class and reason (queue_full or wait_expired).",
+    "Requests shed for want of a place, by class and reason (queue_full, wait_expired, or client_gone: the client left while it waited).",
     ["class", "reason"],
   );
   readonly inFlight = this.gauge(

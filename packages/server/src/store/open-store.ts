@@ -36,6 +36,7 @@ export async function openStore(config: ServiceConfig, options: OpenStoreOptions
     url: config.databaseUrl,
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    exportConnections: config.exportConcurrency,
     ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
   };
   // Read replicas (CONTRACT §9): brand reads on standbys that replayed the brand's latest version.

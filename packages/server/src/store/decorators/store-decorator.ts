@@ -38,6 +38,7 @@ export class StoreDecorator
   implements Store, Partial<ParquetLoads>, Partial<StagedLoads>, Partial<KeyRingStore>
 {
   readonly engine: Store["engine"];
+  readonly readConnections: number;
   readonly replaceRecordsFromParquet?: ParquetLoads["replaceRecordsFromParquet"];
   readonly replaceRecordsStaged?: StagedLoads["replaceRecordsStaged"];
   readonly readKeyRing?: KeyRingStore["readKeyRing"];
@@ -46,6 +47,7 @@ export class StoreDecorator
 
   constructor(protected readonly inner: Store) {
     this.engine = inner.engine;
+    this.readConnections = inner.readConnections;
     if (loadsParquet(inner)) {
       this.replaceRecordsFromParquet = (brandId, path, origin) =>
         this.forward("replaceRecordsFromParquet", () =>

@@ -53,8 +53,8 @@ import { stagedDaysInOrder } from "./staged-order.js";
 /** Name of the database file inside the data directory. */
 export const DUCKDB_FILE = "mdq.duckdb";
 
-/** Read connections of the DuckDB store (heavy requests leave one of them to cheap reads: limits/request-lanes.ts). */
-export const READ_CONNECTIONS = 4;
+/** Read connections of the DuckDB store (`readConnections`; exports read on connections of their own). */
+const READ_CONNECTIONS = 4;
 
 const APPEND_FLUSH_ROWS = 100_000;
 
@@ -151,6 +151,7 @@ export async function openDuckDbStore(
 /** The DuckDB implementation of `Store`; it loads Parquet natively. */
 export class DuckDbStore extends SqlStore implements Store, ParquetLoads, StagedLoads {
   readonly engine = "duckdb" as const;
+  readonly readConnections = READ_CONNECTIONS;
   protected readonly dialect = DUCKDB_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
   private writeQueue: Promise<unknown> = Promise.resolve();

@@ -298,9 +298,15 @@ export interface DataGeneration {
   dataGeneration(): Promise<string>;
 }
 
-/** The database itself: which engine, whether it answers, and closing it. */
+/** The database itself: which engine, its read connections, whether it answers, and closing it. */
 export interface StoreConnection {
   readonly engine: "duckdb" | "postgres";
+  /**
+   * Connections records pages, aggregates and cheap reads share, at least 1 (DuckDB: its readers,
+   * exports reading on connections of their own; PostgreSQL: the pool less the connections its
+   * exports may hold). The heavy lane leaves one of them to cheap questions (limits/request-lanes.ts).
+   */
+  readonly readConnections: number;
   /** Answers when the database answers (readiness probe); throws StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

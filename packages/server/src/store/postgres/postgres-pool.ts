@@ -21,7 +21,8 @@ export interface PostgresConnectionOptions {
   onConnectionError?: (error: Error) => void;
 }
 
-const DEFAULT_POOL_SIZE = 10;
+/** Connections of a pool whose size is not given (`MDQ_DATABASE_POOL_SIZE`'s default). */
+export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** Client-side slack over the server's statement timeout before a query is given up. */

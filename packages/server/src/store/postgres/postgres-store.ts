@@ -38,7 +38,12 @@ import { copyCsv, copyRecords } from "./copy-records.js";
 import { LATEST_SCHEMA_VERSION, schemaVersion } from "./migrations.js";
 import { storeError } from "./postgres-errors.js";
 import { postgresExportSnapshot } from "./postgres-export.js";
-import { createPostgresPool, type PostgresConnectionOptions, UNBOUNDED_QUERY } from "./postgres-pool.js";
+import {
+  createPostgresPool,
+  DEFAULT_POOL_SIZE,
+  type PostgresConnectionOptions,
+  UNBOUNDED_QUERY,
+} from "./postgres-pool.js";
 import { snapshotReader } from "./postgres-snapshot.js";
 
 type Row = Record<string, unknown>;
@@ -48,12 +53,18 @@ type Params = (string | number | bigint | boolean | Date | string[] | null)[];
 /** Raised when the database's schema is not the one this release needs; names what to do. */
 export { SchemaVersionError } from "../model/store-errors.js";
 
+/** How a store is opened: its connection, and how many of its pool's connections exports may hold. */
+export interface PostgresStoreOptions extends PostgresConnectionOptions {
+  /** Pool connections exports may hold at once (`MDQ_EXPORT_CONCURRENCY`); absent: 0. */
+  exportConnections?: number;
+}
+
 /**
  * Opens the store of a migrated database: connects once to check that it answers and that its
  * schema is current (SchemaVersionError otherwise; StoreUnavailableError when it is down).
  * @example const store = await openPostgresStore({ url: config.databaseUrl, poolSize: 10 });
  */
-export async function openPostgresStore(options: PostgresConnectionOptions): Promise<PostgresStore> {
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const pool = createPostgresPool(options);
   try {
     const client = await pool.connect();
@@ -67,17 +78,24 @@ export async function openPostgresStore(options: PostgresConnectionOptions): Pro
     await pool.end().catch(() => undefined);
     throw storeError(error);
   }
-  return new PostgresStore(pool);
+  return new PostgresStore(pool, options.exportConnections);
 }
 
 /** The PostgreSQL implementation of `Store`; it keeps the signing key ring for every instance. */
 export class PostgresStore extends SqlStore implements Store, KeyRingStore {
   readonly engine = "postgres" as const;
+  /** The pool less the connections exports may hold, at least 1. */
+  readonly readConnections: number;
   protected readonly dialect = POSTGRES_DIALECT;
   protected readonly rowsAs = rowMapping(dateOrNull);
 
-  constructor(private readonly pool: pg.Pool) {
+  /** `exportConnections`: connections of `pool` that exports may hold (`PostgresStoreOptions`). */
+  constructor(
+    private readonly pool: pg.Pool,
+    exportConnections = 0,
+  ) {
     super();
+    this.readConnections = Math.max(1, (pool.options.max ?? DEFAULT_POOL_SIZE) - exportConnections);
   }
 
   /** One statement on any pooled connection. */

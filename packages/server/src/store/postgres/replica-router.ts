@@ -36,8 +36,8 @@ import {
   requiredLsn,
 } from "./commit-lsns.js";
 import { storeError } from "./postgres-errors.js";
-import { createPostgresPool, type PostgresConnectionOptions } from "./postgres-pool.js";
-import { openPostgresStore, PostgresStore } from "./postgres-store.js";
+import { createPostgresPool } from "./postgres-pool.js";
+import { openPostgresStore, PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
 import { ReplicaObserver, type StandbyState } from "./replica-observer.js";
 
 type Row = Record<string, unknown>;
@@ -369,7 +369,7 @@ const ROUTING_POOL_SIZE = 4;
  * @example const store = await openReplicaRouter({ url, poolSize: 10 }, ["postgres://standby-1/mdq"]);
  */
 export async function openReplicaRouter(
-  primary: PostgresConnectionOptions,
+  primary: PostgresStoreOptions,
   replicaUrls: readonly string[],
 ): Promise<ReplicaRouter> {
   const primaryStore = await openPostgresStore(primary);
