@@ -98,7 +98,9 @@ const options = {
   loadVia: args["load-via"].split(",").map((via) => via.trim()),
 };
 if (options.loadVia.length === 0 || options.loadVia.some((via) => via !== "other" && via !== "same")) {
-  process.stderr.write(`bench/replicas.mjs: --load-via takes other, same or other,same, not ${args["load-via"]}\n`);
+  process.stderr.write(
+    `bench/replicas.mjs: --load-via takes other, same or other,same, not ${args["load-via"]}\n`,
+  );
   process.exit(2);
 }
 
