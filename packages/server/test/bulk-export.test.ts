@@ -365,8 +365,9 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
     const region = changesRegion(engine, {
       days: DAYS,
       scale: 2,
-      // One lane: exports take turns at the engine on any machine (export/export-turns.ts).
-      config: { exportConcurrency: EXPORT_CONCURRENCY, exportLanes: 1 },
+      // One lane: exports take turns at the engine on any machine (export/export-turns.ts). A
+      // queued export waits 1 s for its turn before its 429 (fair-lanes.test.ts drives the queue).
+      config: { exportConcurrency: EXPORT_CONCURRENCY, exportLanes: 1, queueMaxWaitMs: 1000 },
       async seed(store, today) {
         const bulkFirst = addDays(today, -DAYS - BULK_DAYS);
         await store.replaceRecords("brand-acme", bulkRecords(bulkFirst), {
@@ -831,7 +832,7 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       assert.equal(body.errors[0].message, answered.errors[0]!.message);
     });
 
-    it("runs at most N exports at once: one more is refused 429 with Retry-After", async () => {
+    it("runs at most N exports at once: one more waits its turn, then is refused 429 with Retry-After", async () => {
       const range = { from: bulk.from, to: bulk.to };
       // Hold N exports open by not reading them (paused on their first chunk).
       const gates: (() => void)[] = [];
