@@ -77,7 +77,8 @@ describe("mdq serve with exports whose clients never read (DuckDB)", () => {
   });
 
   it("answers GraphQL while every export slot holds a client that does not read", async () => {
-    serve = await startServe(dataDir, {});
+    // One brand takes every slot here: by default it may hold all but one (MDQ_EXPORT_PER_BRAND).
+    serve = await startServe(dataDir, { MDQ_EXPORT_PER_BRAND: "4" });
     const granted = await tokenCall(serve.url, app.appClientId, app.appClientSecret);
     assert.equal(granted.status, 200, granted.body);
     const token = (JSON.parse(granted.body) as { access_token: string }).access_token;

@@ -365,9 +365,15 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
     const region = changesRegion(engine, {
       days: DAYS,
       scale: 2,
-      // One lane: exports take turns at the engine on any machine (export/export-turns.ts). A
-      // queued export waits 1 s for its turn before its 429 (fair-lanes.test.ts drives the queue).
-      config: { exportConcurrency: EXPORT_CONCURRENCY, exportLanes: 1, queueMaxWaitMs: 1000 },
+      // One lane: exports take turns at the engine on any machine (export/export-turns.ts). One
+      // brand may take every export place, and a queued export waits 1 s for its turn before its
+      // 429 (fair-lanes.test.ts drives the queue and the per-brand cap).
+      config: {
+        exportConcurrency: EXPORT_CONCURRENCY,
+        exportPerBrand: EXPORT_CONCURRENCY,
+        exportLanes: 1,
+        queueMaxWaitMs: 1000,
+      },
       async seed(store, today) {
         const bulkFirst = addDays(today, -DAYS - BULK_DAYS);
         await store.replaceRecords("brand-acme", bulkRecords(bulkFirst), {

@@ -410,7 +410,7 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
     });
 
     it("admits a brand's one export at the next free place, ahead of the exports another brand queued, whole", async () => {
-      const { service, store, exportOf } = await gatedService({ exportConcurrency: 2 });
+      const { service, store, exportOf } = await gatedService({ exportConcurrency: 2, exportPerBrand: 2 });
       try {
         // Acme holds every export place (its exports held open at the store) and queues two more.
         const acme = [exportOf("brand-acme"), exportOf("brand-acme")];
@@ -457,8 +457,36 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
       }
     });
 
+    it("leaves one export place to other brands by default: a brand's next export waits, another brand's runs at once", async () => {
+      const { service, store, exportOf } = await gatedService({ exportConcurrency: 3 });
+      try {
+        // MDQ_EXPORT_PER_BRAND unset: acme runs 2 of the 3 places, its third export waits.
+        const acme = [exportOf("brand-acme"), exportOf("brand-acme"), exportOf("brand-acme")];
+        await atGate(store, 2);
+        await waitingExports(service, 1);
+        assert.equal(service.lanes.exports.running, 2);
+        // Globex's export takes the place left free, ahead of acme's queued one, without waiting.
+        const globex = exportOf("brand-globex");
+        await atGate(store, 3);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-acme", "brand-globex"]);
+        assert.equal(service.lanes.exports.waiting, 1);
+        store.open("brand-globex");
+        exportedLines(await globex);
+        store.openAll();
+        for (const answer of await Promise.all(acme)) exportedLines(answer);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-acme", "brand-globex", "brand-acme"]);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
     it("answers an export 429 RATE_LIMITED with Retry-After when the queue is full or its wait ran out", async () => {
-      const { service, store, exportOf } = await gatedService({ exportConcurrency: 2, queueMaxLength: 1 });
+      const { service, store, exportOf } = await gatedService({
+        exportConcurrency: 2,
+        exportPerBrand: 2,
+        queueMaxLength: 1,
+      });
       try {
         const admitted = [exportOf("brand-acme"), exportOf("brand-acme")];
         await atGate(store, 2);

@@ -46,6 +46,12 @@ export function heavyLimits(readConnections: number, config: ServiceConfig) {
   };
 }
 
+/** Exports of one brand running at once: `MDQ_EXPORT_PER_BRAND`, or (0) all but one of the places. */
+export function exportsPerBrand(config: ServiceConfig): number {
+  const concurrency = config.exportConcurrency;
+  return Math.min(concurrency, config.exportPerBrand || Math.max(1, concurrency - 1));
+}
+
 /**
  * An instance's lanes and their metrics.
  * @example const release = await lanes.enter("heavy", caller.brandId); try { ... } finally { release(); }
@@ -53,7 +59,10 @@ export function heavyLimits(readConnections: number, config: ServiceConfig) {
 export class RequestLanes {
   /** Records pages and aggregates: a fair queue across brands. */
   readonly heavy: FairAdmission;
-  /** Exports (`MDQ_EXPORT_CONCURRENCY`): queued per brand in turn; past the queue's bounds, 429. */
+  /**
+   * Exports (`MDQ_EXPORT_CONCURRENCY`, `MDQ_EXPORT_PER_BRAND`): queued per brand in turn; past the
+   * queue's bounds, 429.
+   */
   readonly exports: FairAdmission;
 
   /** `readConnections`: the store's (store/model/store.ts), from which the heavy lane's size is derived. */
@@ -66,7 +75,10 @@ export class RequestLanes {
     this.exports = new FairAdmission(
       {
         concurrency: config.exportConcurrency,
-        perBrand: config.exportConcurrency,
+        // All but one place by default, as in the heavy lane: a year-long export holds its place
+        // for minutes, so a brand holding every place would keep each other brand's daily mirror
+        // waiting for the shortest of them to end (the herd bench, issue 55).
+        perBrand: exportsPerBrand(config),
         // Queued per brand in turn, as heavy requests are: a place an export frees goes to the
         // waiting brand with the fewest exports running, so one brand's export loops cannot keep
         // every other brand's daily mirror out (the herd bench, issue 55: refused at once, 20 of
