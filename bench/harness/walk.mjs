@@ -50,7 +50,10 @@ export async function walkPages(url, walk, onPage = () => {}) {
     const started = performance.now();
     const response = await fetch(`${url}${walk.path}`, {
       method: "POST",
-      headers: ACCEPT_ENCODING === undefined ? walk.headers : { ...walk.headers, "accept-encoding": ACCEPT_ENCODING },
+      headers:
+        ACCEPT_ENCODING === undefined
+          ? walk.headers
+          : { ...walk.headers, "accept-encoding": ACCEPT_ENCODING },
       body: pageBody(walk, index, cursor),
     });
     const text = await response.text();
