@@ -14,6 +14,7 @@ import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
+import { noteQuestionClass } from "../observability/question-class.js";
 import { sendGraphQLError } from "../plugins/error-responses.js";
 import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
 import type { RecordReads } from "../store/model/store.js";
@@ -191,6 +192,7 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       // Request errors (parse, validation, variables): GraphQL-over-HTTP omits `data` for these.
       return reply.code(200).send({ errors: formatErrors(refused, request.log).errors });
     }
+    noteQuestionClass(request, checks.questionOf(body));
     let result: { data?: unknown; errors?: readonly GraphQLError[] };
     const release = await options.lanes.enter(checks.classOf(body), caller.brandId);
     try {
