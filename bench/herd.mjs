@@ -30,7 +30,13 @@ import { tokenOf } from "./harness/demo-region.mjs";
 import { addDays } from "./harness/demo-service.mjs";
 import { ACCEPT_ENCODING } from "./harness/herd-clients.mjs";
 import { planHerdRegion, seedHerdRegion } from "./harness/herd-region.mjs";
-import { compressionTable, herdTable, summarizeHerd, targetLines } from "./harness/herd-report.mjs";
+import {
+  aloneThroughput,
+  compressionTable,
+  herdTable,
+  summarizeHerd,
+  targetLines,
+} from "./harness/herd-report.mjs";
 import { list, positive, resultsDirectory } from "./harness/options.mjs";
 import {
   cpuMs,
@@ -42,6 +48,7 @@ import {
   statusKb,
 } from "./harness/processes.mjs";
 import { recordsBody } from "./harness/queries.mjs";
+import { readQuestionHistograms, serverLatency } from "./harness/question-metrics.mjs";
 import { parseRate, parseRtt } from "./harness/wan-proxy.mjs";
 
 const USAGE = `node bench/herd.mjs [flags]   (after npm run build and npm install --prefix bench)
@@ -526,6 +533,7 @@ async function measureStore(store, plan, root) {
         .map((brand) => [brand.rank, brand.syncSeconds]),
     );
     const aloneFailed = aloneResult.brands.filter((brand) => brand.error !== null);
+    const aloneRate = aloneThroughput(aloneResult.brands);
     if (aloneFailed.length > 0)
       log(`[${store}] ${aloneFailed.length} alone syncs failed: ${aloneFailed[0].error}`);
 
@@ -534,6 +542,8 @@ async function measureStore(store, plan, root) {
       log(`[${store}] herd of ${apps.length} brands, noisy tenant ${noisy ? "on" : "off"}`);
       await publishAll(running, credentials.apps);
       await resetPeaks(running);
+      const adminUrls = running.instances.map((instance) => instance.adminUrl);
+      const questionsBefore = await readQuestionHistograms(adminUrls);
       const tenant = noisy
         ? await runClients(
             work,
@@ -556,6 +566,8 @@ async function measureStore(store, plan, root) {
         apps: apps.map((app, index) => ({ ...app, startMs: starts[index] })),
       });
       const tenantResult = tenant ? await tenant.stop() : null;
+      // The service's own latency by question during the herd (the tenant's requests included).
+      const serverClasses = serverLatency(questionsBefore, await readQuestionHistograms(adminUrls));
       const peakRssMb = await peaks(running);
       await notePeaks();
       const summary = summarizeHerd({ herd, noisy: tenantResult, alone });
@@ -566,6 +578,8 @@ async function measureStore(store, plan, root) {
         wan: options.wan,
         compression: herdCompression,
         summary,
+        serverClasses,
+        aloneThroughput: aloneRate,
         peakRssMb,
       });
       log(
