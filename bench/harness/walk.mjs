@@ -68,6 +68,10 @@ export async function walkPages(url, walk, onPage = () => {}) {
     }
     pages.push({ ms, rows: rowsIn(text), status: 200 });
     const next = nextOf(text);
+    // Every contender says whether a page follows: an answer that says neither was cut or garbled
+    // on its way (a walk must fail then, not end early with fewer rows).
+    if (!next.hasNextPage && !text.includes('"hasNextPage":false'))
+      return { pages, failed: `page ${index + 1} says no hasNextPage: ${text.slice(0, 200)}` };
     if (!next.hasNextPage) return { pages };
     cursor = next.cursor;
   }
