@@ -9,7 +9,11 @@
 // DuckDB is served by one instance, PostgreSQL + Redis by 3 behind nginx. Each brand's sync is
 // also measured alone (before the herds: it warms the stores as a region's day would), and 8
 // clients walk 90-day windows of the 8 largest brands cold, through the same front, for the
-// throughput baseline. Prints one table per herd and the issue's targets as PASS/FAIL lines.
+// throughput baseline. Every request states its Accept-Encoding (`--compression`); `--wan` puts a
+// throttling proxy in front; `--compression both` compares a 90-day walk with and without. Each
+// instance's mdq_question_duration_seconds, read before and after each herd, gives the service's
+// own latency per question beside the clients'. Prints one table per herd and the issue's targets
+// as PASS/FAIL lines.
 //   npm run build && npm install --prefix bench && node bench/herd.mjs [flags]
 //   smoke: node bench/herd.mjs --brands 12 --largest-scale 2 --spread 5 --stores duckdb
 // See bench/README.md ("The morning herd").
