@@ -5,7 +5,9 @@
  * served, 429s — in a registry of each service's own.
  */
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import {
   basicOf,
   daysAgo,
@@ -18,6 +20,7 @@ import {
   tokenFrom,
   uniqueRegion,
 } from "@mdq/test-support";
+import { QUESTION_CLASSES } from "../src/observability/question-class.js";
 import type { Service } from "../src/server.js";
 
 const RATE_LIMIT = 40;
@@ -227,20 +230,32 @@ describe("GET /metrics on the admin listener", () => {
     await service.app.inject({ method: "GET", url: "/livez" });
     const after = await scrape(service);
     const asks = (name: string) => (sample(after, series(name)) ?? 0) - (sample(before, series(name)) ?? 0);
-    assert.deepEqual(
-      Object.fromEntries(
-        ["token", "readiness", "changes", "myAccess", "records", "aggregate", "export", "other"].map(
-          (name) => [name, asks(name)],
-        ),
-      ),
-      { token: 1, readiness: 1, changes: 1, myAccess: 1, records: 1, aggregate: 1, export: 1, other: 3 },
-    );
+    assert.deepEqual(Object.fromEntries(QUESTION_CLASSES.map((name) => [name, asks(name)])), {
+      token: 1,
+      readiness: 1,
+      changes: 1,
+      myAccess: 1,
+      records: 1,
+      aggregate: 1,
+      export: 1,
+      other: 3,
+    });
     // Buckets fine enough to read CONTRACT §8's 50 ms.
     for (const le of ["0.005", "0.01", "0.02", "0.03", "0.05", "0.075", "0.1"])
       assert.match(
         after,
         new RegExp(`^mdq_question_duration_seconds_bucket\\{le="${le}",class="token"\\} \\d+$`, "m"),
       );
+  });
+
+  it("lists the question classes in docs/observability.md, in their order", async () => {
+    const docs = await readFile(
+      fileURLToPath(new URL("../../../../docs/observability.md", import.meta.url)),
+      "utf8",
+    );
+    const row = docs.split("\n").find((line) => line.startsWith("| `mdq_question_duration_seconds`"));
+    assert.ok(row, "a row for mdq_question_duration_seconds");
+    assert.ok(row.includes(`\`class\` (${QUESTION_CLASSES.map((name) => `\`${name}\``).join(", ")})`), row);
   });
 
   it("counts 429s by endpoint, and never names a client address", async () => {
