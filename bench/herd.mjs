@@ -9,7 +9,11 @@
 // DuckDB is served by one instance, PostgreSQL + Redis by 3 behind nginx. Each brand's sync is
 // also measured alone (before the herds: it warms the stores as a region's day would), and 8
 // clients walk 90-day windows of the 8 largest brands cold, through the same front, for the
-// throughput baseline. Prints one table per herd and the issue's targets as PASS/FAIL lines.
+// throughput baseline. Every request states its Accept-Encoding (`--compression`); `--wan` puts a
+// throttling proxy in front; `--compression both` compares a 90-day walk with and without. Each
+// instance's mdq_question_duration_seconds, read before and after each herd, gives the service's
+// own latency per question beside the clients'. Prints one table per herd and the issue's targets
+// as PASS/FAIL lines.
 //   npm run build && npm install --prefix bench && node bench/herd.mjs [flags]
 //   smoke: node bench/herd.mjs --brands 12 --largest-scale 2 --spread 5 --stores duckdb
 // See bench/README.md ("The morning herd").
@@ -28,10 +32,18 @@ import { mulberry32 } from "../packages/test-support/dist/src/seeded-random.js";
 import { benchArgs } from "./harness/bench-args.mjs";
 import { tokenOf } from "./harness/demo-region.mjs";
 import { addDays } from "./harness/demo-service.mjs";
+import { ACCEPT_ENCODING } from "./harness/herd-clients.mjs";
 import { planHerdRegion, seedHerdRegion } from "./harness/herd-region.mjs";
-import { compressionTable, herdTable, summarizeHerd, targetLines } from "./harness/herd-report.mjs";
+import {
+  aloneThroughput,
+  compressionTable,
+  herdTable,
+  summarizeHerd,
+  targetLines,
+} from "./harness/herd-report.mjs";
 import { list, positive, resultsDirectory } from "./harness/options.mjs";
 import {
+  cpuMs,
   freePort,
   machine,
   resetPeakRss,
@@ -40,6 +52,7 @@ import {
   statusKb,
 } from "./harness/processes.mjs";
 import { recordsBody } from "./harness/queries.mjs";
+import { readQuestionHistograms, serverLatency } from "./harness/question-metrics.mjs";
 import { parseRate, parseRtt } from "./harness/wan-proxy.mjs";
 
 const USAGE = `node bench/herd.mjs [flags]   (after npm run build and npm install --prefix bench)
@@ -59,9 +72,11 @@ const USAGE = `node bench/herd.mjs [flags]   (after npm run build and npm instal
   --walk-clients N    clients of the cold-walk baseline (default 8)
   --wan RATE,RTT      put a throttling TCP proxy between the clients and the region, e.g. 50mbit,40ms
                       (per connection: RATE each way, RTT/2 delay each way)
-  --compression X     on, off or both: on/off sets the clients' Accept-Encoding for every run;
-                      both compares the largest brand's 90-day walk with and without, on loopback and
-                      (with --wan) over the WAN link (default: the SDK's own header, no comparison)
+  --compression X     on, off or both (default on). Every request states its Accept-Encoding: on is
+                      the SDK's default (gzip, br; a text export gzip), off is identity, for the
+                      herds and the cold walk; both runs them on, then walks the largest brand's
+                      90 days with and without compression, with the SDK and the bare walker, on
+                      loopback and (with --wan) over the WAN link: time, wire bytes, CPU per page
   --postgres-url U    server holding the bench database (default postgres://root@127.0.0.1:5432/postgres)
   --redis-url U       Redis of the PostgreSQL instances (default redis://127.0.0.1:6379)
   --save              write the committed bench/results/herd-latest.json
@@ -87,7 +102,7 @@ const values = benchArgs(
     alone: { type: "string", default: "all" },
     "walk-clients": { type: "string", default: "8" },
     wan: { type: "string" },
-    compression: { type: "string" },
+    compression: { type: "string", default: "on" },
     "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/postgres" },
     "redis-url": { type: "string", default: "redis://127.0.0.1:6379" },
     save: { type: "boolean", default: false },
@@ -99,7 +114,7 @@ const values = benchArgs(
     list("stores", checked.stores, ["duckdb", "postgres"]);
     list("noisy", checked.noisy, ["on", "off", "both"]);
     if (checked.alone !== "all") positive("alone", checked.alone);
-    if (checked.compression !== undefined) list("compression", checked.compression, ["on", "off", "both"]);
+    list("compression", checked.compression, ["on", "off", "both"]);
     if (checked.wan !== undefined) {
       const [rate, rtt, extra] = checked.wan.split(",");
       if (extra !== undefined || rtt === undefined) throw new Error("--wan is RATE,RTT, e.g. 50mbit,40ms");
@@ -123,7 +138,7 @@ const options = Object.freeze({
   alone: values.alone === "all" ? Number.POSITIVE_INFINITY : Number(values.alone),
   walkClients: Number(values["walk-clients"]),
   wan: values.wan ?? null,
-  compression: values.compression ?? null,
+  compression: values.compression,
   postgresUrl: values["postgres-url"],
   redisUrl: values["redis-url"],
   out: values.out ?? resultsDirectory(values.save),
@@ -206,12 +221,9 @@ async function startWanProxy(target, wan) {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const [line] = await once(child.stdout, "data");
-  const { port, statsPort } = JSON.parse(String(line));
-  const stats = `http://127.0.0.1:${statsPort}`;
+  const { port } = JSON.parse(String(line));
   return {
     url: `http://127.0.0.1:${port}`,
-    reset: () => fetch(`${stats}/reset`, { method: "POST" }).then((response) => response.json()),
-    read: () => fetch(`${stats}/stats`).then((response) => response.json()),
     async stop() {
       child.kill("SIGTERM");
       await once(child, "exit");
@@ -328,56 +340,118 @@ async function resetPeaks(region) {
   for (const instance of region.instances) await resetPeakRss(instance.pid);
 }
 
-/** The cold-walk baseline: `walkClients` clients each walking a 90-day window of the largest brands. */
-async function coldWalk(url, apps, today, round) {
-  const largest = apps.slice(0, Math.min(options.walkClients, apps.length));
-  const tokens = Object.fromEntries(
-    await Promise.all(largest.map(async (app) => [app.appClientId, await tokenOf(url, app)])),
-  );
+/** The walker's walk of `app`'s 90 days ending yesterday in 5000-row pages, in `currency`. */
+function ninetyDayWalk(app, token, today, currency) {
   const to = addDays(today, -1);
-  const walks = largest.map((app) => ({
+  return {
     mode: "page",
     path: "/graphql",
-    headers: { "content-type": "application/json", authorization: `Bearer ${tokens[app.appClientId]}` },
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
     body: recordsBody({
       brandId: app.brandClientId,
       from: addDays(to, -89),
       to,
-      currency: WALK_CURRENCIES[round % WALK_CURRENCIES.length],
+      currency,
       page: "__PAGE__",
       pageSize: 5000,
     }),
-  }));
-  const result = await runJsonProcess(WALKER, { url, clients: options.walkClients, walks });
-  if (result.failures.length > 0) throw new Error(`the cold walk failed: ${result.failures[0]}`);
-  return { rowsPerSecond: result.rowsPerSecond, rows: result.rows, seconds: result.seconds, p99: result.p99 };
+  };
 }
 
-/** The largest brand's 90-day walk per link (loopback, WAN) and compression (on, off). */
+/** Runs the walker (its own process) with every page asking `compression`'s Accept-Encoding. */
+async function runWalker(url, clients, walks, compression) {
+  const result = await runJsonProcess(
+    WALKER,
+    { url, clients, walks },
+    { MDQ_BENCH_ACCEPT_ENCODING: ACCEPT_ENCODING[compression] },
+  );
+  if (result.failures.length > 0) throw new Error(`the walk failed: ${result.failures[0]}`);
+  return result;
+}
+
+/** The cold-walk baseline: `walkClients` clients each walking a 90-day window of the largest brands. */
+async function coldWalk(url, apps, today, compression) {
+  const largest = apps.slice(0, Math.min(options.walkClients, apps.length));
+  const walks = await Promise.all(
+    largest.map(async (app) => ninetyDayWalk(app, await tokenOf(url, app), today, WALK_CURRENCIES[0])),
+  );
+  const result = await runWalker(url, options.walkClients, walks, compression);
+  return {
+    rowsPerSecond: result.rowsPerSecond,
+    rows: result.rows,
+    seconds: result.seconds,
+    p99: result.p99,
+    acceptEncoding: result.acceptEncoding,
+  };
+}
+
+/** CPU ms used so far by every instance of `region` (each process's every thread). */
+async function regionCpuMs(region) {
+  const each = await Promise.all(region.instances.map((instance) => cpuMs(instance.pid)));
+  return each.reduce((sum, ms) => sum + (ms ?? 0), 0);
+}
+
+/**
+ * The largest brand's 90-day walk in 5000-row pages per link (loopback, WAN), client (the SDK
+ * parsing and validating each page as a sync does; the bare walker, which only counts rows) and
+ * compression (off, on), each in a currency no other walk of the run asked: time, rows, bytes
+ * on the wire, the region's CPU (every instance, before/after) and the client process's CPU.
+ */
 async function compareCompression({ work, store, region, wanProxy, apps, today }) {
   const walks = [];
-  let currency = 0;
+  let currency = 1; // WALK_CURRENCIES[0] is the cold walk's
   const links = [["loopback", region.front], ...(wanProxy ? [["wan", wanProxy.url]] : [])];
+  const app = apps[0];
   for (const [link, url] of links) {
-    for (const compression of ["off", "on"]) {
-      await wanProxy?.reset();
-      const result = await runClients(work, {
-        role: "walk",
-        url,
-        today,
-        compression,
-        rounds: 1,
-        currencies: [WALK_CURRENCIES[(5 + currency++) % WALK_CURRENCIES.length]],
-        apps: [apps[0]],
-      });
-      const wire = link === "wan" ? await wanProxy.read() : null;
-      walks.push({ link, compression, ...result.rounds[0], wireDown: wire?.down ?? null });
-      log(
-        `[${store}] 90-day walk, ${link}, compression ${compression}: ${result.rounds[0].seconds.toFixed(2)} s`,
-      );
+    for (const client of ["sdk", "walker"]) {
+      for (const compression of ["off", "on"]) {
+        const walkCurrency = WALK_CURRENCIES[currency++ % WALK_CURRENCIES.length];
+        const serverBefore = await regionCpuMs(region);
+        let walk;
+        if (client === "sdk") {
+          const result = await runClients(work, {
+            role: "walk",
+            url,
+            today,
+            compression,
+            rounds: 1,
+            currencies: [walkCurrency],
+            apps: [app],
+          });
+          walk = result.rounds[0];
+        } else {
+          const token = await tokenOf(url, app);
+          const result = await runWalker(
+            url,
+            1,
+            [ninetyDayWalk(app, token, today, walkCurrency)],
+            compression,
+          );
+          walk = {
+            rows: result.rows,
+            pages: result.pages,
+            seconds: result.seconds,
+            wireDown: result.wireDown,
+            wireUp: result.wireUp,
+            clientCpuMs: result.clientCpuMs,
+          };
+        }
+        const serverCpuMs = (await regionCpuMs(region)) - serverBefore;
+        walks.push({
+          link,
+          client,
+          compression,
+          acceptEncoding: ACCEPT_ENCODING[compression],
+          ...walk,
+          serverCpuMs,
+        });
+        log(
+          `[${store}] 90-day walk, ${link}, ${client}, compression ${compression}: ${walk.seconds.toFixed(2)} s`,
+        );
+      }
     }
   }
-  return { store, rank: apps[0].rank, walks };
+  return { store, rank: app.rank, walks };
 }
 
 async function onServer(work) {
@@ -435,8 +509,8 @@ async function measureStore(store, plan, root) {
     const url = wanProxy?.url ?? running.front;
     const apps = credentials.apps.filter((app) => app.rank > 0);
     const noisyApp = credentials.apps.find((app) => app.rank === 0);
-    const herdCompression =
-      options.compression === "on" || options.compression === "off" ? options.compression : null;
+    // Every request states its Accept-Encoding: the SDK's own (on) unless --compression off.
+    const herdCompression = options.compression === "off" ? "off" : "on";
     const random = mulberry32(options.seed); // the seeded randomness of the brands' start moments
     const starts = apps.map(() => Math.round(random() * options.spread * 1000));
     const instancesPeakRssMb = running.instances.map(() => 0);
@@ -463,6 +537,7 @@ async function measureStore(store, plan, root) {
         .map((brand) => [brand.rank, brand.syncSeconds]),
     );
     const aloneFailed = aloneResult.brands.filter((brand) => brand.error !== null);
+    const aloneRate = aloneThroughput(aloneResult.brands);
     if (aloneFailed.length > 0)
       log(`[${store}] ${aloneFailed.length} alone syncs failed: ${aloneFailed[0].error}`);
 
@@ -471,6 +546,8 @@ async function measureStore(store, plan, root) {
       log(`[${store}] herd of ${apps.length} brands, noisy tenant ${noisy ? "on" : "off"}`);
       await publishAll(running, credentials.apps);
       await resetPeaks(running);
+      const adminUrls = running.instances.map((instance) => instance.adminUrl);
+      const questionsBefore = await readQuestionHistograms(adminUrls);
       const tenant = noisy
         ? await runClients(
             work,
@@ -493,10 +570,22 @@ async function measureStore(store, plan, root) {
         apps: apps.map((app, index) => ({ ...app, startMs: starts[index] })),
       });
       const tenantResult = tenant ? await tenant.stop() : null;
+      // The service's own latency by question during the herd (the tenant's requests included).
+      const serverClasses = serverLatency(questionsBefore, await readQuestionHistograms(adminUrls));
       const peakRssMb = await peaks(running);
       await notePeaks();
       const summary = summarizeHerd({ herd, noisy: tenantResult, alone });
-      runs.push({ store, instances: running.instances.length, noisy, wan: options.wan, summary, peakRssMb });
+      runs.push({
+        store,
+        instances: running.instances.length,
+        noisy,
+        wan: options.wan,
+        compression: herdCompression,
+        summary,
+        serverClasses,
+        aloneThroughput: aloneRate,
+        peakRssMb,
+      });
       log(
         `[${store}] herd done in ${summary.completionSeconds.toFixed(1)} s, ${summary.failed.length} brands failed`,
       );
@@ -504,7 +593,7 @@ async function measureStore(store, plan, root) {
 
     log(`[${store}] cold walk: ${options.walkClients} clients, 90-day windows of the largest brands`);
     await resetPeaks(running);
-    const walk = await coldWalk(url, apps, today, 0);
+    const walk = await coldWalk(url, apps, today, herdCompression);
     await notePeaks();
     for (const run of runs) run.coldWalk = walk;
 

@@ -9,13 +9,17 @@
 //   alone  the same flow, one brand after the other: each brand's sync with the region to itself;
 //   noisy  one tenant: `exports` year-long exports and a year's CAMPAIGN_ID aggregate, each in a
 //          loop, until "stop" arrives on stdin;
-//   walk   one brand's 90-day page walk (5000-row GraphQL pages), `rounds` times.
+//   walk   one brand's 90-day page walk (5000-row GraphQL pages, parsed and validated by the
+//          SDK as a sync reads them), `rounds` times: time, rows, bytes on the wire, its CPU.
 //   node bench/harness/herd-clients.mjs <spec.json>   (writes the result to spec.out)
-// `compression` "on" asks for gzip/br (`Accept-Encoding: br, gzip`), "off" for none
-// (`identity`), null leaves the SDK's own header alone.
+// `compression` "on" runs the SDK as it comes (`compression: true`: `Accept-Encoding: gzip, br`
+// on its GraphQL and token requests, `gzip` on a text export), "off" asks for none (`compression:
+// false`, and `identity` on the exports too). Every request records the header it went with.
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ACCEPT_COMPRESSED } from "../../packages/client/dist/src/http-transport.js";
 import { MdqClient, mirror } from "../../packages/client/dist/src/index.js";
+import { wireBytes } from "./wire-bytes.mjs";
 
 /** The class of each GraphQL operation the SDK sends, by its operation name. */
 const OPERATION_CLASSES = {
@@ -50,23 +54,25 @@ export function classOf(url, body) {
 }
 
 /**
- * The `Accept-Encoding` of each `--compression` setting, set on every request through the fetch
- * hook. TODO(issue 55, point 3): once the SDK has its own option to turn compression off, pass it
- * instead of overriding the header here.
+ * The `Accept-Encoding` of each `--compression` setting: "on" is what the SDK asks by default,
+ * "off" none. The bench's walkers send it on every page (walk.mjs's MDQ_BENCH_ACCEPT_ENCODING).
  */
-const ACCEPT_ENCODING = { on: "br, gzip", off: "identity" };
+export const ACCEPT_ENCODING = Object.freeze({ on: ACCEPT_COMPRESSED, off: "identity" });
 
 /**
  * A fetch that records each request of `who` into `requests`: when it started (`at`, ms of this
- * process's clock), class, ms until the body is read (`headersMs` until the headers), status,
- * and whether a 429/503 carried Retry-After (and its seconds).
+ * process's clock), class, the `Accept-Encoding` it was sent with, ms until the body is read
+ * (`headersMs` until the headers), status, and whether a 429/503 carried Retry-After (and its
+ * seconds). With compression "off" it asks `identity` of the exports as well: the SDK's
+ * `compression: false` covers its GraphQL and token requests, and a text export asks `gzip`.
  */
 function recordingFetch(requests, who, compression) {
   return async (input, init = {}) => {
     const url = input instanceof Request ? input.url : String(input);
     const record = { who, class: classOf(url, init.body), status: 0, ms: 0, headersMs: 0, bytes: 0 };
     const headers = new Headers(init.headers);
-    if (compression) headers.set("accept-encoding", ACCEPT_ENCODING[compression]);
+    if (compression === "off") headers.set("accept-encoding", ACCEPT_ENCODING.off);
+    record.acceptEncoding = headers.get("accept-encoding");
     const started = performance.now();
     record.at = started;
     requests.push(record);
@@ -120,6 +126,7 @@ function clientOf(spec, app, requests) {
     // A herd's answers may queue: a request is given minutes, not the default 30 s.
     timeoutMs: 600_000,
     maxRetryAfterSeconds: 600,
+    compression: spec.compression !== "off",
     fetch: recordingFetch(requests, app.rank, spec.compression),
   });
 }
@@ -250,6 +257,8 @@ async function walk(spec, requests) {
     const client = clientOf(spec, app, requests);
     await client.myAccess();
     const started = performance.now();
+    const wireBefore = wireBytes();
+    const cpuBefore = process.cpuUsage();
     let rows = 0;
     let pages = 0;
     for await (const page of client.recordPages({
@@ -262,7 +271,18 @@ async function walk(spec, requests) {
       rows += page.rows.length;
       pages += 1;
     }
-    rounds.push({ rows, pages, seconds: (performance.now() - started) / 1000 });
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const wire = wireBytes();
+    rounds.push({
+      rows,
+      pages,
+      seconds,
+      wireDown: wire.down - wireBefore.down,
+      wireUp: wire.up - wireBefore.up,
+      // This process's CPU (every thread: fetch decodes compressed answers on the thread pool).
+      clientCpuMs: (cpu.user + cpu.system) / 1000,
+    });
   }
   return { rounds };
 }

@@ -71,11 +71,12 @@ export function driveLoad(spec) {
 
 /**
  * Runs a harness script (`drive.mjs`, `walk.mjs`) in a process of its own with `spec` as its JSON
- * argument; resolves to the JSON of its last stdout line.
+ * argument and `env` beside this process's environment; resolves to the JSON of its last stdout line.
  */
-export async function runJsonProcess(script, spec) {
+export async function runJsonProcess(script, spec, env = {}) {
   const child = spawn(process.execPath, [script, JSON.stringify(spec)], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
   });
   let stdout = "";
   let stderr = "";

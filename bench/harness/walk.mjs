@@ -7,8 +7,11 @@
 //   node bench/harness/walk.mjs '<json: {url, clients, walks: [{path, headers, body, mode}]}>'
 // A walk's body holds `"__PAGE__"` (mode "page": replaced by 1, 2, …) or `"__AFTER__"` (mode
 // "cursor": replaced by the previous page's endCursor, null first), the way each API is walked.
+// The summary also holds the walk's bytes on the wire and the walker's own CPU time, and the
+// `Accept-Encoding` its pages asked with.
 
 import { median, percentile } from "./stats.mjs";
+import { wireBytes } from "./wire-bytes.mjs";
 
 /** How many of the first and last pages of a walk are compared. */
 export const EDGE_PAGES = 3;
@@ -65,6 +68,10 @@ export async function walkPages(url, walk, onPage = () => {}) {
     }
     pages.push({ ms, rows: rowsIn(text), status: 200 });
     const next = nextOf(text);
+    // Every contender says whether a page follows: an answer that says neither was cut or garbled
+    // on its way (a walk must fail then, not end early with fewer rows).
+    if (!next.hasNextPage && !text.includes('"hasNextPage":false'))
+      return { pages, failed: `page ${index + 1} says no hasNextPage: ${text.slice(0, 200)}` };
     if (!next.hasNextPage) return { pages };
     cursor = next.cursor;
   }
@@ -88,12 +95,16 @@ export async function runWalks({ url, clients, walks }) {
     ),
   );
   const started = performance.now();
+  const wireBefore = wireBytes();
+  const cpuBefore = process.cpuUsage();
   const client = async () => {
     for (let walk = queue.shift(); walk !== undefined; walk = queue.shift())
       done.push(await walkPages(url, walk));
   };
   await Promise.all(Array.from({ length: Math.min(clients, walks.length) }, client));
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const wire = wireBytes();
   const pages = done.flatMap((walk) => walk.pages);
   const latencies = pages.map((page) => page.ms).sort((a, b) => a - b);
   const rows = pages.reduce((sum, page) => sum + page.rows, 0);
@@ -117,6 +128,12 @@ export async function runWalks({ url, clients, walks }) {
     lastVsFirst: edges.length > 0 ? median(edges) : null,
     pagesPerWalk: median(done.map((walk) => walk.pages.length)),
     failures: done.filter((walk) => walk.failed).map((walk) => walk.failed),
+    acceptEncoding: ACCEPT_ENCODING ?? "gzip, deflate (fetch's own)",
+    // Bytes over TCP during the timed walks (headers included), each way.
+    wireDown: wire.down - wireBefore.down,
+    wireUp: wire.up - wireBefore.up,
+    // The walker's CPU (every thread of it: fetch decodes compressed answers on the thread pool).
+    clientCpuMs: (cpu.user + cpu.system) / 1000,
   };
 }
 

@@ -31,43 +31,57 @@ const PIECE_BYTES = 16 * 1024;
 const QUEUE_LIMIT_BYTES = 1024 * 1024;
 
 /**
- * One direction of one connection: bytes from `from` reach `to` after the one-way delay, no
- * faster than `rate`; `count(n)` is told each piece sent.
+ * One direction of one connection: bytes from `from` reach `to` in order, after the one-way
+ * delay, no faster than `rate`; `count(n)` is told each piece handed to `to`. One FIFO and one
+ * timer per direction: a timer per piece delivered pieces out of order when their times lay within
+ * a millisecond (Node fires timers by the loop's cached millisecond clock), which corrupted
+ * compressed answers and left HTTP parsers waiting for bytes that had already gone by.
+ * Backpressure both ways: `from` is paused while more than QUEUE_LIMIT_BYTES wait here, and
+ * delivery stops while `to`'s own buffer is full (until 'drain'). `from`'s end reaches `to` as
+ * an end (a half-close) once everything before it is delivered.
  */
 function pace(from, to, { rate, delayMs, count }) {
+  const queue = [];
+  let queuedBytes = 0;
   let linkFreeAt = 0;
-  let queued = 0;
   let ended = false;
-  let pending = 0;
-  const finish = () => {
-    if (ended && pending === 0) to.end();
+  let timer = null;
+  let draining = false;
+  const deliver = () => {
+    timer = null;
+    if (to.destroyed) return;
+    while (queue.length > 0 && queue[0].at <= performance.now()) {
+      const { piece } = queue.shift();
+      queuedBytes -= piece.length;
+      count(piece.length);
+      if (!to.write(piece)) {
+        draining = true;
+        to.once("drain", () => {
+          draining = false;
+          deliver();
+        });
+        break;
+      }
+    }
+    if (from.isPaused() && queuedBytes <= QUEUE_LIMIT_BYTES / 2) from.resume();
+    if (draining) return;
+    if (queue.length > 0) timer = setTimeout(deliver, Math.max(0, queue[0].at - performance.now()));
+    else if (ended) to.end();
   };
   from.on("data", (chunk) => {
     for (let offset = 0; offset < chunk.length; offset += PIECE_BYTES) {
       const piece = chunk.subarray(offset, offset + PIECE_BYTES);
-      const now = performance.now();
       // Serialisation on the link, then the propagation delay.
-      linkFreeAt = Math.max(now, linkFreeAt) + (piece.length * 8 * 1000) / rate;
-      const deliverAt = linkFreeAt + delayMs;
-      queued += piece.length;
-      pending += 1;
-      setTimeout(
-        () => {
-          queued -= piece.length;
-          pending -= 1;
-          count(piece.length);
-          if (!to.destroyed) to.write(piece);
-          if (queued < QUEUE_LIMIT_BYTES / 2 && from.isPaused()) from.resume();
-          finish();
-        },
-        Math.max(0, deliverAt - now),
-      );
+      linkFreeAt = Math.max(performance.now(), linkFreeAt) + (piece.length * 8 * 1000) / rate;
+      queue.push({ piece, at: linkFreeAt + delayMs });
+      queuedBytes += piece.length;
     }
-    if (queued > QUEUE_LIMIT_BYTES) from.pause();
+    if (queuedBytes > QUEUE_LIMIT_BYTES) from.pause();
+    if (timer === null && !draining) deliver();
   });
   from.on("end", () => {
     ended = true;
-    finish();
+    if (timer === null && !draining) deliver();
   });
 }
 
@@ -76,19 +90,25 @@ export async function startWanProxy({ target, rate, rtt }) {
   const [host, port] = target.split(":");
   const link = { rate: parseRate(rate), delayMs: parseRtt(rtt) / 2 };
   const stats = { up: 0, down: 0, connections: 0 };
-  const server = createServer((client) => {
+  // Half-open on both sides: one side's end is forwarded as an end once its bytes are delivered,
+  // while the other direction goes on (the proxy never closes a connection before its peer did).
+  const server = createServer({ allowHalfOpen: true }, (client) => {
     stats.connections += 1;
-    const region = connect(Number(port), host);
+    const region = connect({ port: Number(port), host, allowHalfOpen: true });
     client.setNoDelay(true);
     region.setNoDelay(true);
-    const close = () => {
+    // An error or a reset on either side resets the other: nothing is left half-done or open.
+    // A clean close needs no forwarding: each direction's end already went through `pace`.
+    const reset = () => {
       client.destroy();
       region.destroy();
     };
-    client.on("error", close);
-    region.on("error", close);
-    client.on("close", close);
-    region.on("close", close);
+    for (const socket of [client, region]) {
+      socket.on("error", reset);
+      socket.on("close", (hadError) => {
+        if (hadError) reset();
+      });
+    }
     pace(client, region, { ...link, count: (n) => (stats.up += n) });
     pace(region, client, { ...link, count: (n) => (stats.down += n) });
   });

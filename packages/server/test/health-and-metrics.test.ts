@@ -5,7 +5,9 @@
  * served, 429s — in a registry of each service's own.
  */
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import {
   basicOf,
   daysAgo,
@@ -18,6 +20,7 @@ import {
   tokenFrom,
   uniqueRegion,
 } from "@mdq/test-support";
+import { QUESTION_CLASSES } from "../src/observability/question-class.js";
 import type { Service } from "../src/server.js";
 
 const RATE_LIMIT = 40;
@@ -176,6 +179,83 @@ describe("GET /metrics on the admin listener", () => {
     const count = 'mdq_http_request_duration_seconds_count{route="/graphql"}';
     assert.equal((sample(after, count) ?? 0) - (sample(before, count) ?? 0), 2);
     assert.match(after, /^mdq_http_request_duration_seconds_bucket\{le="0\.005",route="\/graphql"\} \d+$/m);
+  });
+
+  it("times each request by the question it asks, the GraphQL ones by their root fields", async () => {
+    const app = region.credentials.apps[0]!;
+    const c = app.brandClientId;
+    const range = { c, from: daysAgo(3), to: daysAgo(1) };
+    const series = (name: string) => `mdq_question_duration_seconds_count{class="${name}"}`;
+    const before = await scrape(service);
+    const token = await tokenFrom(service, app);
+    const asked = {
+      readiness: await graphqlOn(
+        service,
+        token,
+        "query($c: ID!) { marketingDataReadiness(clientId: $c) { status } }",
+        { c },
+      ),
+      changes: await graphqlOn(
+        service,
+        token,
+        "query($c: ID!, $from: Date!, $to: Date!) { marketingDataChanges(clientId: $c, dateRange: {from: $from, to: $to}) { dataVersion } }",
+        range,
+      ),
+      // Through a fragment, with __typename beside: still the one question.
+      myAccess: await graphqlOn(
+        service,
+        token,
+        "query($c: ID!) { __typename ...access } fragment access on Query { myAccess(clientId: $c) { brandId } }",
+        { c },
+      ),
+      records: await graphqlOn(service, token, RECORDS, range),
+      aggregate: await graphqlOn(service, token, AGGREGATE, range),
+      // Two questions in one document, and a request refused before its question is known.
+      mixed: await graphqlOn(
+        service,
+        token,
+        "query($c: ID!) { myAccess(clientId: $c) { brandId } marketingDataReadiness(clientId: $c) { status } }",
+        { c },
+      ),
+      unauthorized: await graphqlOn(service, "not-a-token", RECORDS, range),
+    };
+    for (const [name, answer] of Object.entries(asked))
+      assert.equal(answer.statusCode, name === "unauthorized" ? 401 : 200, `${name}: ${answer.body}`);
+    const exported = await service.app.inject({
+      method: "GET",
+      url: `/export/marketing-records?clientId=${c}&from=${range.from}&to=${range.to}&format=csv`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(exported.statusCode, 200, exported.body);
+    await service.app.inject({ method: "GET", url: "/livez" });
+    const after = await scrape(service);
+    const asks = (name: string) => (sample(after, series(name)) ?? 0) - (sample(before, series(name)) ?? 0);
+    assert.deepEqual(Object.fromEntries(QUESTION_CLASSES.map((name) => [name, asks(name)])), {
+      token: 1,
+      readiness: 1,
+      changes: 1,
+      myAccess: 1,
+      records: 1,
+      aggregate: 1,
+      export: 1,
+      other: 3,
+    });
+    // Buckets fine enough to read CONTRACT §8's 50 ms.
+    for (const le of ["0.005", "0.01", "0.02", "0.03", "0.05", "0.075", "0.1"])
+      assert.match(
+        after,
+        new RegExp(`^mdq_question_duration_seconds_bucket\\{le="${le}",class="token"\\} \\d+$`, "m"),
+      );
+  });
+
+  it("lists the question classes in docs/observability.md, in their order", async () => {
+    const docs = await readFile(
+      fileURLToPath(new URL("../../../../docs/observability.md", import.meta.url)),
+      "utf8",
+    );
+    const row = docs.split("\n").find((line) => line.startsWith("| `mdq_question_duration_seconds`"));
+    assert.ok(row, "a row for mdq_question_duration_seconds");
+    assert.ok(row.includes(`\`class\` (${QUESTION_CLASSES.map((name) => `\`${name}\``).join(", ")})`), row);
   });
 
   it("counts 429s by endpoint, and never names a client address", async () => {

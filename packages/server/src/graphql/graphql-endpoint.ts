@@ -15,6 +15,7 @@ import type { RequestLanes } from "../limits/request-lanes.js";
 import type { AppDirectory } from "../oauth/app-directory.js";
 import type { KeyRing } from "../oauth/signing-keys.js";
 import { VerifiedTokens } from "../oauth/verified-tokens.js";
+import { noteQuestionClass } from "../observability/question-class.js";
 import { clientGoneSignal } from "../plugins/client-gone.js";
 import { sendGraphQLError } from "../plugins/error-responses.js";
 import { decodeUtf8, mediaTypeOf } from "../plugins/request-body.js";
@@ -193,6 +194,7 @@ export async function graphqlEndpoint(app: FastifyInstance, options: GraphQLEndp
       // Request errors (parse, validation, variables): GraphQL-over-HTTP omits `data` for these.
       return reply.code(200).send({ errors: formatErrors(refused, request.log).errors });
     }
+    noteQuestionClass(request, checks.questionOf(body));
     let result: { data?: unknown; errors?: readonly GraphQLError[] };
     const lane = checks.classOf(body);
     // Cheap requests never wait: only a queued lane needs to hear that the client left.

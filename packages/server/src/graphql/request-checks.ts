@@ -12,9 +12,10 @@ import {
   Kind,
 } from "graphql";
 import { LRUCache } from "lru-cache";
+import type { GraphQLQuestion } from "../observability/question-class.js";
 import { parseDocument } from "./document-parsing.js";
 import { validateDocument } from "./document-validation.js";
-import { type RequestClass, requestClassOf } from "./request-class.js";
+import { questionClassOf, type RequestClass, requestClassOf } from "./request-class.js";
 import { coerceVariables, selectOperation } from "./variable-coercion.js";
 
 export interface CheckedRequest {
@@ -28,6 +29,8 @@ export interface RequestChecks {
   check(request: CheckedRequest): readonly GraphQLError[];
   /** The lane of a request `check` passed (request-class.ts); heavy for any other. */
   classOf(request: CheckedRequest): RequestClass;
+  /** The question a request `check` passed asks (request-class.ts); `other` for any other. */
+  questionOf(request: CheckedRequest): GraphQLQuestion;
 }
 
 /**
@@ -55,6 +58,18 @@ export function requestChecks(schema: GraphQLSchema, cacheSize: number): Request
     return { document: parsed };
   }
 
+  /** The operation a checked request runs and its document's fragments, or undefined. */
+  function checkedOperation({ query, operationName }: CheckedRequest) {
+    const document = valid.get(query);
+    const operation = document && selectOperation(document, operationName);
+    if (document === undefined || operation === undefined || operation instanceof GraphQLError)
+      return undefined;
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const definition of document.definitions)
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    return { operation, fragments };
+  }
+
   return {
     check({ query, variables, operationName }) {
       const checked = checkedDocument(query);
@@ -63,15 +78,13 @@ export function requestChecks(schema: GraphQLSchema, cacheSize: number): Request
       if (operation instanceof GraphQLError) return [operation];
       return coerceVariables(schema, operation, variables);
     },
-    classOf({ query, operationName }) {
-      const document = valid.get(query);
-      const operation = document && selectOperation(document, operationName);
-      if (document === undefined || operation === undefined || operation instanceof GraphQLError)
-        return "heavy";
-      const fragments = new Map<string, FragmentDefinitionNode>();
-      for (const definition of document.definitions)
-        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-      return requestClassOf(operation, fragments);
+    classOf(request) {
+      const checked = checkedOperation(request);
+      return checked ? requestClassOf(checked.operation, checked.fragments) : "heavy";
+    },
+    questionOf(request) {
+      const checked = checkedOperation(request);
+      return checked ? questionClassOf(checked.operation, checked.fragments) : "other";
     },
   };
 }
