@@ -3,20 +3,25 @@
  * real streaming standbys and, last, PgBouncer in transaction mode in front of them: every
  * answer's `dataVersion` is checked against what a primary-only instance answers just before the
  * request starts (never older), readiness follows a publish at once while the standbys lag or are
- * paused, a walk across instances and standbys never sees its version go back while loads land, a
+ * paused, a walk through nginx across three instances and two standbys never sees its version go
+ * back while loads land, a
  * standby killed mid-walk costs no failed request and is skipped within 5 s, and one that comes
  * back is used again.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   freePort,
+  graphqlCall,
   graphqlOn,
+  type Nginx,
   type PgBouncer,
   type StandbyPair,
+  startNginx,
   startPgBouncer,
   startStandbyPair,
   tokenFrom,
@@ -52,6 +57,13 @@ interface Instance {
   service: Service;
   store: Store;
   token: string;
+}
+
+/** What the checks read of a GraphQL answer. */
+interface GraphqlBody {
+  data?: Record<string, unknown>;
+  errors?: unknown[];
+  extensions?: { pageInfo?: { marketingRecords?: { dataVersion?: string; totalCount?: number } } };
 }
 
 /** The number in a data version's text (`uk.42` → 42). */
@@ -135,11 +147,7 @@ describe("read replicas: answers are never older than what the region published"
   async function graphql(target: Instance, query: string, variables: Record<string, unknown>) {
     const response = await graphqlOn(target.service, target.token, query, variables);
     assert.equal(response.statusCode, 200, response.body);
-    const body = response.json() as {
-      data?: Record<string, unknown>;
-      errors?: unknown[];
-      extensions?: { pageInfo?: { marketingRecords?: { dataVersion?: string; totalCount?: number } } };
-    };
+    const body = response.json() as GraphqlBody;
     assert.equal(body.errors, undefined, response.body);
     return body;
   }
@@ -149,9 +157,25 @@ describe("read replicas: answers are never older than what the region published"
     const variables = { c: app.brandClientId, from: firstDay(), to: yesterday(), page };
     const primary = await graphql(primaryOnly, RECORDS, variables);
     const answer = await graphql(target, RECORDS, variables);
-    const floor = versionNumber(primary.extensions?.pageInfo?.marketingRecords?.dataVersion);
+    return checkedVersion(primary, answer);
+  }
+
+  /** The same, the page asked over HTTP through `nginx` (whichever instance it picks answers). */
+  async function checkedPageThrough(nginx: Nginx, page: number): Promise<number> {
+    const variables = { c: app.brandClientId, from: firstDay(), to: yesterday(), page };
+    const primary = await graphql(primaryOnly, RECORDS, variables);
+    const response = await graphqlCall(nginx.url, instances[0]!.token, RECORDS, variables);
+    assert.equal(response.status, 200, response.body);
+    const answer = JSON.parse(response.body) as GraphqlBody;
+    assert.equal(answer.errors, undefined, response.body);
+    return checkedVersion(primary, answer);
+  }
+
+  /** The answer's records version, checked never older than the primary's `floor` answer. */
+  function checkedVersion(floor: GraphqlBody, answer: GraphqlBody): number {
+    const primary = versionNumber(floor.extensions?.pageInfo?.marketingRecords?.dataVersion);
     const version = versionNumber(answer.extensions?.pageInfo?.marketingRecords?.dataVersion);
-    assert.ok(version >= floor, `records page at version ${version}, older than the primary's ${floor}`);
+    assert.ok(version >= primary, `records page at version ${version}, older than the primary's ${primary}`);
     return version;
   }
 
@@ -174,6 +198,11 @@ describe("read replicas: answers are never older than what the region published"
 
   function readsOn(target: Instance, on: string): Promise<number> {
     return target.service.metrics.value("mdq_store_reads_total", { target: on });
+  }
+
+  /** The GraphQL requests `target` has answered 200. */
+  function answeredBy(target: Instance): Promise<number> {
+    return target.service.metrics.value("mdq_http_requests_total", { route: "/graphql", status: "200" });
   }
 
   async function readsOnAll(on: string): Promise<number> {
@@ -321,28 +350,46 @@ describe("read replicas: answers are never older than what the region published"
     });
   });
 
-  it("a client walking pages across instances while loads land and one standby lags never sees its version go back", async () => {
+  it("a client walking pages through nginx across three instances and two standbys while loads land and one standby lags never sees its version go back", async () => {
+    const ports: number[] = [];
+    for (const target of instances) {
+      await target.service.app.listen({ host: "127.0.0.1", port: 0 });
+      ports.push((target.service.app.server.address() as AddressInfo).port);
+    }
+    const nginx = await startNginx(join(dataDir, "nginx"), await freePort(), ports);
+    const answeredBefore = await Promise.all(instances.map((target) => answeredBy(target)));
     await pair.standbys[0]!.setApplyDelay(400);
     let loading = true;
     const loads = (async () => {
       while (loading) {
         await loadYesterday(instances[loadNumber % 3]!);
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
     const standbyReads = (await readsOnAll("replica1")) + (await readsOnAll("replica2"));
     try {
+      const loadsBefore = loadNumber;
+      let first = 0;
       let highest = 0;
-      for (let request = 0; request < 60; request += 1) {
-        const version = await checkedPage(instances[request % 3]!, (request % 3) + 1);
+      for (let request = 0; request < 120; request += 1) {
+        const version = await checkedPageThrough(nginx, (request % 3) + 1);
         assert.ok(version >= highest, `version went back from ${highest} to ${version}`);
         highest = version;
+        if (request === 0) first = version;
       }
+      assert.ok(loadNumber - loadsBefore >= 3, "loads landed during the walk");
+      assert.ok(highest > first, "the walk saw versions the loads made");
       const served = (await readsOnAll("replica1")) + (await readsOnAll("replica2")) - standbyReads;
       assert.ok(served > 0, "the standbys served part of the walk");
+      for (const [index, target] of instances.entries())
+        assert.ok(
+          (await answeredBy(target)) > answeredBefore[index]!,
+          `nginx sent instance ${index + 1} part of the walk`,
+        );
     } finally {
       loading = false;
       await loads;
+      await nginx.stop();
       await pair.standbys[0]!.setApplyDelay(0);
     }
   });
