@@ -17,11 +17,13 @@
 //      primary once the instance knows the brand's version: the target is none;
 //  (d) the results as JSON: bench/results/local/replicas-latest.json (--save: bench/results/).
 // Every process shares one machine here: the standbys replay on the cores the primary and MDQ use,
-// so the figures measure what routing costs, not capacity standbys on their own hosts would add.
+// so the figures measure what routing costs, not capacity standbys on their own hosts would add
+// (--load-via host parts the cores as hosts would, as far as two cores can).
 //   npm run build && node bench/replicas.mjs [--scale 30] [--load-rows 1000000] [--save]
 // The issue's size is --scale 150 (≈ 6.4 M rows); the default 30 seeds in minutes. See bench/README.md.
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "pg";
@@ -60,8 +62,11 @@ const USAGE = `node bench/replicas.mjs [flags]   (after npm run build)
   --idle-asks N      records pages asked for the idle p99 of each setup (default 300)
   --load-via L       which instance runs the load during the p99 measure, among other (the other
                      setup's instance: the reading instance's event loop parses none of the file, as
-                     in a region whose operator loads through another instance) and same (the
-                     reading instance itself) (default other,same)
+                     in a region whose operator loads through another instance), host (the same, and
+                     each process pinned to a core as hosts would part them: the primary, every one
+                     of its backends, and the loading instance on core 0; the standbys, the reading
+                     instance and this bench's clients on core 1) and same (the reading instance
+                     itself) (default other,host,same; the target's PASS/FAIL reads the first)
   --samples N        timed calls of the routing check and of SELECT 1 (default 2000)
   --save             write the committed bench/results/replicas-latest.json
                      (default: bench/results/local/replicas-latest.json, which git ignores)
@@ -79,13 +84,20 @@ const args = benchArgs(
     "load-rows": { type: "string", default: "1000000" },
     "page-clients": { type: "string", default: "2" },
     "idle-asks": { type: "string", default: "300" },
-    "load-via": { type: "string", default: "other,same" },
+    "load-via": { type: "string", default: "other,host,same" },
     samples: { type: "string", default: "2000" },
     save: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
   },
   ["scale", "days", "reps", "walk-clients", "load-rows", "page-clients", "idle-asks", "samples"],
 );
+/** Who runs the load during the p99 measure (--load-via), and what each is called in the report. */
+const LOAD_VIA = ["other", "host", "same"];
+const LOAD_VIA_LABEL = {
+  other: "other instance",
+  host: "other instance, the primary and the loader on core 0, standbys and reader on core 1",
+  same: "reading instance itself",
+};
 const options = {
   scale: Number(args.scale),
   days: Number(args.days),
@@ -97,9 +109,9 @@ const options = {
   samples: Number(args.samples),
   loadVia: args["load-via"].split(",").map((via) => via.trim()),
 };
-if (options.loadVia.length === 0 || options.loadVia.some((via) => via !== "other" && via !== "same")) {
+if (options.loadVia.length === 0 || options.loadVia.some((via) => !LOAD_VIA.includes(via))) {
   process.stderr.write(
-    `bench/replicas.mjs: --load-via takes other, same or other,same, not ${args["load-via"]}\n`,
+    `bench/replicas.mjs: --load-via takes a list of ${LOAD_VIA.join(", ")}, not ${args["load-via"]}\n`,
   );
   process.exit(2);
 }
@@ -361,7 +373,7 @@ async function generateLoadFile(work, rows) {
  * its own (`POST /admin/loads`, what `mdq load` does). Idle pages use windows ending 100+ days
  * back and load-time pages 200+ (no page the questions or the walk asked).
  */
-async function measureLoadP99({ server, loader, token, scope, file, setup }) {
+async function measureLoadP99({ server, loader, token, scope, file, setup, via }) {
   const idle = await askPages({
     server,
     token,
@@ -369,7 +381,7 @@ async function measureLoadP99({ server, loader, token, scope, file, setup }) {
     next: pageVariants(100),
     until: (asked) => asked >= options.idleAsks,
   });
-  const brandId = `bench-load-${setup}-${loader === server ? "same" : "other"}`;
+  const brandId = `bench-load-${setup}-${via}`;
   await admin(loader, "POST", "/admin/brands", { brandId, name: `Load bench (${setup})` });
   let loading = true;
   const started = performance.now();
@@ -393,6 +405,38 @@ async function measureLoadP99({ server, loader, token, scope, file, setup }) {
     duringLoad: { asks: during.length, p50: median(during), p99: loadP99 },
     loadSeconds,
     ratio: loadP99 / idleP99,
+  };
+}
+
+/** Every process of one PostgreSQL server of the pair: its postmaster and its children. */
+async function serverPids(server) {
+  const postmaster = (await readFile(join(server.dataDir, "postmaster.pid"), "utf8")).split("\n")[0].trim();
+  const children = spawnSync("pgrep", ["-P", postmaster], { encoding: "utf8" }).stdout;
+  return [postmaster, ...children.split("\n").filter((pid) => pid !== "")];
+}
+
+/** Pins every thread of each process in `pids` to `cores` (taskset's list, e.g. "0" or "0-1"). */
+function pin(pids, cores) {
+  for (const pid of pids) {
+    const done = spawnSync("taskset", ["-a", "-p", "-c", cores, String(pid)], { encoding: "utf8" });
+    if (done.status !== 0) throw new Error(`taskset -a -p -c ${cores} ${pid}: ${done.stderr.trim()}`);
+  }
+}
+
+/**
+ * For --load-via host: the primary (every backend; a backend forked later inherits the
+ * postmaster's core) and the loading instance on core 0, the standbys, the reading instance and
+ * this process on core 1, as if the primary had a host of its own. Returns the undo.
+ */
+async function pinAsHosts(pair, reader, loader) {
+  const primary = await serverPids(pair.primary);
+  const standbys = (await Promise.all(pair.standbys.map((standby) => serverPids(standby)))).flat();
+  pin([...primary, loader.pid], "0");
+  pin([...standbys, reader.pid, process.pid], "1");
+  return async () => {
+    const every = `0-${cpus().length - 1}`;
+    pin([...(await serverPids(pair.primary)), loader.pid, reader.pid, process.pid], every);
+    pin((await Promise.all(pair.standbys.map((standby) => serverPids(standby)))).flat(), every);
   };
 }
 
@@ -476,7 +520,7 @@ function report(results) {
   lines.push("");
   for (const via of Object.keys(load)) {
     lines.push(
-      `(b) records-page p99 (${PAGE_SIZE}-row pages, ${options.pageClients} clients) during a ${options.loadRows.toLocaleString("en")}-row load on the primary, run by the ${via === "same" ? "reading instance itself" : "other instance"}`,
+      `(b) records-page p99 (${PAGE_SIZE}-row pages, ${options.pageClients} clients) during a ${options.loadRows.toLocaleString("en")}-row load on the primary, run by the ${LOAD_VIA_LABEL[via]}`,
     );
     for (const setup of SETUPS) {
       const entry = load[via][setup];
@@ -489,7 +533,7 @@ function report(results) {
     );
   }
   lines.push(
-    `  target ≤ ${LOAD_P99_TARGET}× idle with standbys (load run by the ${options.loadVia[0] === "same" ? "reading" : "other"} instance): ${results.targets.loadP99}`,
+    `  target ≤ ${LOAD_P99_TARGET}× idle with standbys (load run by the ${LOAD_VIA_LABEL[options.loadVia[0]]}): ${results.targets.loadP99}`,
   );
   lines.push("");
   lines.push("(c) routing check");
@@ -599,9 +643,10 @@ try {
       const server = servers[setup];
       const loader = via === "same" ? server : servers[SETUPS.find((other) => other !== setup)];
       log(
-        `[${SETUP_LABEL[setup]}] records pages idle, then during a ${options.loadRows}-row load (${via} instance)`,
+        `[${SETUP_LABEL[setup]}] records pages idle, then during a ${options.loadRows}-row load (${LOAD_VIA_LABEL[via]})`,
       );
       const before = await readsByTarget(server);
+      const unpin = via === "host" ? await pinAsHosts(pair, server, loader) : async () => undefined;
       const measured = await measureLoadP99({
         server,
         loader,
@@ -609,7 +654,8 @@ try {
         scope,
         file: loadFile,
         setup,
-      });
+        via,
+      }).finally(unpin);
       measured.readsByTarget = readsBetween(before, await readsByTarget(server));
       measured.fallbacks = await metricOf(server, "mdq_replica_fallbacks_total");
       results.load[via][setup] = measured;
