@@ -71,7 +71,8 @@ const USAGE = `node bench/herd.mjs [flags]   (after npm run build and npm instal
                       (default all; N takes the largest, the smallest and evenly spaced ranks between)
   --walk-clients N    clients of the cold-walk baseline (default 8)
   --wan RATE,RTT      put a throttling TCP proxy between the clients and the region, e.g. 50mbit,40ms
-                      (per connection: RATE each way, RTT/2 delay each way)
+                      (RATE each way, RTT/2 delay each way: per connection in the herds; one link
+                      per walking client, shared by its connections, in --compression both's walks)
   --compression X     on, off or both (default on). Every request states its Accept-Encoding: on is
                       the SDK's default (gzip, br; a text export gzip), off is identity, for the
                       herds and the cold walk; both runs them on, then walks the largest brand's
@@ -214,10 +215,13 @@ async function startNginx(prefix, upstreams) {
   };
 }
 
-/** The throttling proxy in its own process, in front of `target`; resolves once it listens. */
-async function startWanProxy(target, wan) {
+/**
+ * The throttling proxy in its own process, in front of `target`; resolves once it listens. A
+ * `shared` link is one client's: all its connections share the rate.
+ */
+async function startWanProxy(target, wan, { shared = false } = {}) {
   const [rate, rtt] = wan.split(",");
-  const child = spawn(process.execPath, [WAN_PROXY, JSON.stringify({ target, rate, rtt })], {
+  const child = spawn(process.execPath, [WAN_PROXY, JSON.stringify({ target, rate, rtt, shared })], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const [line] = await once(child.stdout, "data");
@@ -397,7 +401,21 @@ async function regionCpuMs(region) {
  * compression (off, on), each in a currency no other walk of the run asked: time, rows, bytes
  * on the wire, the region's CPU (every instance, before/after) and the client process's CPU.
  */
-async function compareCompression({ work, store, region, wanProxy, apps, today }) {
+async function compareCompression({ work, store, region, apps, today }) {
+  // One client walks at a time: the WAN link is that client's, shared by its connections (the
+  // SDK keeps two requests in flight), not one link per connection as in the herds.
+  const wanProxy = options.wan
+    ? await startWanProxy(new URL(region.front).host, options.wan, { shared: true })
+    : null;
+  try {
+    return await compressionWalks({ work, store, region, apps, today, wanProxy });
+  } finally {
+    await wanProxy?.stop();
+  }
+}
+
+/** compareCompression's walks: each link, client and compression in turn. */
+async function compressionWalks({ work, store, region, apps, today, wanProxy }) {
   const walks = [];
   let currency = 1; // WALK_CURRENCIES[0] is the cold walk's
   const links = [["loopback", region.front], ...(wanProxy ? [["wan", wanProxy.url]] : [])];
@@ -599,7 +617,7 @@ async function measureStore(store, plan, root) {
 
     const compression =
       options.compression === "both"
-        ? await compareCompression({ work, store, region: running, wanProxy, apps, today })
+        ? await compareCompression({ work, store, region: running, apps, today })
         : null;
     await notePeaks();
     return {

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // A throttling TCP proxy standing for the wide-area link between a brand and the region: every
 // connection gets its own token bucket of `rate` bits/s in each direction and `rttMs / 2` of
-// delay each way, as a client `rttMs` away behind a `rate` link would. It counts the bytes it
+// delay each way, as a client `rttMs` away behind a `rate` link would; with `shared`, every
+// connection shares one link of `rate` each way, as the connections of one client behind its
+// own access link do (a client with two requests in flight gets `rate`, not twice). It counts the bytes it
 // carries each way (what went over the wire, compressed or not), read and reset on its stats port.
 // Runs in a process of its own, so that neither the clients' nor the bench's event loop paces it.
-//   node bench/harness/wan-proxy.mjs '{"target":"127.0.0.1:4000","rate":"50mbit","rtt":"40ms"}'
+//   node bench/harness/wan-proxy.mjs '{"target":"127.0.0.1:4000","rate":"50mbit","rtt":"40ms","shared":false}'
 // prints one JSON line {port, statsPort} once listening; GET /stats on the stats port answers
 // {up, down, connections} (bytes client → region, region → client), POST /reset zeroes them.
 import { createServer as createHttpServer } from "node:http";
@@ -40,10 +42,9 @@ const QUEUE_LIMIT_BYTES = 1024 * 1024;
  * delivery stops while `to`'s own buffer is full (until 'drain'). `from`'s end reaches `to` as
  * an end (a half-close) once everything before it is delivered.
  */
-function pace(from, to, { rate, delayMs, count }) {
+function pace(from, to, { rate, delayMs, count, wire }) {
   const queue = [];
   let queuedBytes = 0;
-  let linkFreeAt = 0;
   let ended = false;
   let timer = null;
   let draining = false;
@@ -72,8 +73,8 @@ function pace(from, to, { rate, delayMs, count }) {
     for (let offset = 0; offset < chunk.length; offset += PIECE_BYTES) {
       const piece = chunk.subarray(offset, offset + PIECE_BYTES);
       // Serialisation on the link, then the propagation delay.
-      linkFreeAt = Math.max(performance.now(), linkFreeAt) + (piece.length * 8 * 1000) / rate;
-      queue.push({ piece, at: linkFreeAt + delayMs });
+      wire.freeAt = Math.max(performance.now(), wire.freeAt) + (piece.length * 8 * 1000) / rate;
+      queue.push({ piece, at: wire.freeAt + delayMs });
       queuedBytes += piece.length;
     }
     if (queuedBytes > QUEUE_LIMIT_BYTES) from.pause();
@@ -86,9 +87,11 @@ function pace(from, to, { rate, delayMs, count }) {
 }
 
 /** Starts the proxy; resolves to its port, its stats port and `close()`. */
-export async function startWanProxy({ target, rate, rtt }) {
+export async function startWanProxy({ target, rate, rtt, shared = false }) {
   const [host, port] = target.split(":");
   const link = { rate: parseRate(rate), delayMs: parseRtt(rtt) / 2 };
+  /** When each direction's link is next free to send (ms): one pair for all, or one per connection. */
+  const sharedWires = { up: { freeAt: 0 }, down: { freeAt: 0 } };
   const stats = { up: 0, down: 0, connections: 0 };
   // Half-open on both sides: one side's end is forwarded as an end once its bytes are delivered,
   // while the other direction goes on (the proxy never closes a connection before its peer did).
@@ -109,8 +112,9 @@ export async function startWanProxy({ target, rate, rtt }) {
         if (hadError) reset();
       });
     }
-    pace(client, region, { ...link, count: (n) => (stats.up += n) });
-    pace(region, client, { ...link, count: (n) => (stats.down += n) });
+    const wires = shared ? sharedWires : { up: { freeAt: 0 }, down: { freeAt: 0 } };
+    pace(client, region, { ...link, wire: wires.up, count: (n) => (stats.up += n) });
+    pace(region, client, { ...link, wire: wires.down, count: (n) => (stats.down += n) });
   });
   const statsServer = createHttpServer((request, response) => {
     if (request.method === "POST" && request.url === "/reset") {
