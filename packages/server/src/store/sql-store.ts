@@ -139,7 +139,7 @@ export abstract class SqlStore implements RecordExports {
   }
 
   dataChanges(request: DataChangesRequest): Promise<DataChanges> {
-    return this.snapshot((reader) => readDataChanges(reader, request));
+    return readDataChanges(this.on, request);
   }
 
   brandDataStatus(brandId: string): Promise<BrandDataStatus> {

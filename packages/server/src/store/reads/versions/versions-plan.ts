@@ -83,24 +83,36 @@ export function planDataStatus(brandId: string, dialect: SqlDialect): PlannedSql
 }
 
 /**
- * Plans the days of a `marketingDataChanges` range with their versions and the caller's visible
- * rows (grants and narrowing applied): the brand's version (`brandVersionColumn`), then per day:
- * date, day version, day changed at, visible rows; one row of the version alone when no day has
- * any. Set-based: one grouped read of the row counts joined by day, not a correlated count per day.
+ * Plans `marketingDataChanges` as one statement, so that what it reads agrees without a snapshot
+ * transaction (one round trip, where a transaction took five: a cheap question waits for the
+ * database's CPU once, not five times, while heavy work keeps it busy). Columns: the brand's
+ * version (`brandVersionColumn`); per day of the range, its date, day version, changed at and the
+ * caller's visible rows (grants and narrowing applied); the reason of the caller's latest scope
+ * change after `since` (null without `since`, or none); and the brand's FX changes reaching days
+ * up to `to`, as `first-day version changed-at-ms` items joined by commas in first-day order (a few
+ * per FX upload), the same on every row. One row of the version alone when no day has any.
+ * Set-based: one grouped read of the row counts joined by day, not a correlated count per day.
  */
 export function planDataChanges(request: DataChangesRequest, dialect: SqlDialect): PlannedSql {
   const statement = new Statement(dialect);
   const { bind } = statement;
   const { markets, dataSources } = request.grants;
-  const version = brandVersionColumn(bind(request.brandId));
   const visible = () =>
     markets.length > 0 && dataSources.length > 0
       ? `c.market IN (${markets.map(bind).join(", ")}) AND c.data_source IN (${dataSources.map(bind).join(", ")})`
       : "FALSE";
+  const scopeChange = (since: bigint | null) =>
+    since === null
+      ? "SELECT CAST(NULL AS VARCHAR) AS reason"
+      : `SELECT reason FROM scope_versions WHERE brand_id = ${bind(request.brandId)}
+        AND version > CAST(${bind(since.toString())} AS BIGINT)
+        AND (app_client_id IS NULL OR app_client_id = ${bind(request.appClientId)})
+        ORDER BY version DESC LIMIT 1`;
   // Placeholders are bound in the order they appear in the text (template parts evaluate in order).
   return {
-    sql: `SELECT v.brand_version, d.day, d.version, d.changed_at_ms, d.rows
-    FROM (SELECT ${version}) v LEFT JOIN (
+    sql: `SELECT v.brand_version, d.day, d.version, d.changed_at_ms, d.rows, s.reason AS scope_reason,
+      f.fx_changes
+    FROM (SELECT ${brandVersionColumn(bind(request.brandId))}) v LEFT JOIN (
       SELECT ${dialect.formatDate("d.date")} AS day, d.date, d.version, d.changed_at_ms,
         coalesce(c.rows, 0) AS rows
       FROM day_versions d LEFT JOIN (
@@ -110,30 +122,13 @@ export function planDataChanges(request: DataChangesRequest, dialect: SqlDialect
         GROUP BY c.date) c ON c.date = d.date
       WHERE d.brand_id = ${bind(request.brandId)} AND d.date BETWEEN CAST(${bind(request.from)} AS DATE)
         AND CAST(${bind(request.to)} AS DATE)) d ON TRUE
+    LEFT JOIN (${scopeChange(request.since)}) s ON TRUE
+    LEFT JOIN (
+      SELECT string_agg(${dialect.formatDate("first_date")} || ' ' || CAST(version AS VARCHAR) || ' '
+        || CAST(changed_at_ms AS VARCHAR), ',' ORDER BY first_date) AS fx_changes
+      FROM brand_fx_versions
+      WHERE brand_id = ${bind(request.brandId)} AND first_date <= CAST(${bind(request.to)} AS DATE)) f ON TRUE
     ORDER BY d.date`,
-    params: statement.params,
-  };
-}
-
-/** Plans the reason of the caller's latest scope change after `since` (one row, one column, or none). */
-export function planScopeChange(request: DataChangesRequest, since: bigint, dialect: SqlDialect): PlannedSql {
-  const statement = new Statement(dialect);
-  const { bind } = statement;
-  return {
-    sql: `SELECT reason FROM scope_versions WHERE brand_id = ${bind(request.brandId)}
-      AND version > CAST(${bind(since.toString())} AS BIGINT)
-      AND (app_client_id IS NULL OR app_client_id = ${bind(request.appClientId)}) ORDER BY version DESC LIMIT 1`,
-    params: statement.params,
-  };
-}
-
-/** Plans the brand's FX changes reaching days up to `to`, as (first day, version, changed at), by first day. */
-export function planBrandFxChanges(brandId: string, to: string, dialect: SqlDialect): PlannedSql {
-  const statement = new Statement(dialect);
-  const { bind } = statement;
-  return {
-    sql: `SELECT ${dialect.formatDate("first_date")}, version, changed_at_ms FROM brand_fx_versions
-      WHERE brand_id = ${bind(brandId)} AND first_date <= CAST(${bind(to)} AS DATE) ORDER BY first_date`,
     params: statement.params,
   };
 }

@@ -14,42 +14,35 @@ import type {
 } from "../../model/store.js";
 import type { RowMapping } from "../../sql/row-mapping.js";
 import { reasonFor } from "../../sql/scope-reason.js";
-import { brandVersionOf, versionOf } from "../../sql/version-tables.js";
-import {
-  planBrandFxChanges,
-  planDataChanges,
-  planDataStatus,
-  planDataVersion,
-  planReadiness,
-  planScopeChange,
-} from "./versions-plan.js";
+import { brandVersionOf } from "../../sql/version-tables.js";
+import { planDataChanges, planDataStatus, planDataVersion, planReadiness } from "./versions-plan.js";
 
 /**
  * The days of `from..to` whose visible data changed after `since` (CONTRACT §6 rule 2), with the
- * caller's visible rows now, read from the version tables alone. With `since` null, or when the
- * caller's scope changed since `since`, every day that has visible rows.
+ * caller's visible rows now, read from the version tables alone in one statement (one snapshot
+ * without a transaction). With `since` null, or when the caller's scope changed since `since`,
+ * every day that has visible rows.
  */
-export async function readDataChanges(
-  reader: SnapshotReader,
-  request: DataChangesRequest,
-): Promise<DataChanges> {
-  const table = await reader.run(planDataChanges(request, reader.dialect));
-  const version = versionOf(table.value(0, 0));
-  let scopeChange: string | null = null;
-  if (request.since !== null) {
-    const reason = (await reader.run(planScopeChange(request, request.since, reader.dialect))).value(0, 0);
-    scopeChange = reason === undefined || reason === null ? null : reasonFor(String(reason), request.grants);
-  }
-  const fxReach = await brandFxReach(reader, request.brandId, request.to);
+export async function readDataChanges(on: VersionRows, request: DataChangesRequest): Promise<DataChanges> {
+  const { sql, params } = planDataChanges(request, on.dialect);
+  const rows = await on.rows(sql, params);
+  const first = rows[0];
+  const version = brandVersionOf(first);
+  const reason = first?.["scope_reason"];
+  const scopeChange =
+    request.since === null || reason === undefined || reason === null
+      ? null
+      : reasonFor(String(reason), request.grants);
+  const fxReach = brandFxReach(first?.["fx_changes"]);
   const everyDay = request.since === null || scopeChange !== null;
   const since = request.since ?? 0n;
   const days: ChangedDay[] = [];
-  for (let row = 0; row < table.rowCount; row += 1) {
-    const day = table.value(row, 1);
+  for (const row of rows) {
+    const day = row["day"];
     if (day === null || day === undefined) continue;
     const date = String(day);
-    const visibleRows = Number(table.value(row, 4) ?? 0);
-    const dayVersion = BigInt(String(table.value(row, 2)));
+    const visibleRows = Number(row["rows"] ?? 0);
+    const dayVersion = BigInt(String(row["version"]));
     const fx = fxReach(date);
     const fxVersion = fx?.version ?? null;
     const changed = everyDay
@@ -60,7 +53,7 @@ export async function readDataChanges(
     days.push({
       date,
       version: byFx ? fxVersion : dayVersion,
-      changedAt: new Date(byFx ? fx!.changedAtMs : Number(table.value(row, 3))),
+      changedAt: new Date(byFx ? fx!.changedAtMs : Number(row["changed_at_ms"])),
       rows: visibleRows,
     });
   }
@@ -74,22 +67,24 @@ interface FxReach {
 }
 
 /**
- * The brand's FX changes reaching days up to `to` (brand_fx_versions, a few rows per FX upload),
- * read once; the returned lookup answers for ascending days, each the running maximum over the
- * changes whose first day is on or before it (null before the first).
+ * The brand's FX changes reaching days up to the range's end (`planDataChanges`' `fx_changes`:
+ * `first-day version changed-at-ms` items by first day, or null for none); the returned lookup
+ * answers for ascending days, each the running maximum over the changes whose first day is on or
+ * before it (null before the first).
  */
-async function brandFxReach(
-  reader: SnapshotReader,
-  brandId: string,
-  to: string,
-): Promise<(day: string) => FxReach | null> {
-  const table = await reader.run(planBrandFxChanges(brandId, to, reader.dialect));
+function brandFxReach(text: unknown): (day: string) => FxReach | null {
+  const changes =
+    text === null || text === undefined
+      ? []
+      : String(text)
+          .split(",")
+          .map((item) => item.split(" "));
   let next = 0;
   let reach: FxReach | null = null;
   return (day) => {
-    for (; next < table.rowCount && String(table.value(next, 0)) <= day; next += 1) {
-      const version = BigInt(String(table.value(next, 1)));
-      const changedAtMs = Number(table.value(next, 2));
+    for (; next < changes.length && changes[next]![0]! <= day; next += 1) {
+      const version = BigInt(changes[next]![1]!);
+      const changedAtMs = Number(changes[next]![2]!);
       reach = {
         version: reach === null || version > reach.version ? version : reach.version,
         changedAtMs: reach === null || changedAtMs > reach.changedAtMs ? changedAtMs : reach.changedAtMs,
