@@ -77,7 +77,7 @@ describe("mdq serve with exports whose clients never read (DuckDB)", () => {
   });
 
   it("answers GraphQL while every export slot holds a client that does not read", async () => {
-    // One brand takes every slot here: by default it may hold all but one (MDQ_EXPORT_PER_BRAND).
+    // One brand takes every slot here: by default it may hold one (MDQ_EXPORT_PER_BRAND).
     serve = await startServe(dataDir, { MDQ_EXPORT_PER_BRAND: "4" });
     const granted = await tokenCall(serve.url, app.appClientId, app.appClientSecret);
     assert.equal(granted.status, 200, granted.body);

@@ -61,7 +61,7 @@ export interface ServiceConfig {
   readonly explorer: boolean;
   /** Bulk exports one instance runs at once (the export lane, limits/request-lanes.ts); one more is answered 429. */
   readonly exportConcurrency: number;
-  /** Of those, one brand's at once; 0: all but one of `exportConcurrency` (at least one). */
+  /** Of those, one brand's at once (at most `exportConcurrency`). */
   readonly exportPerBrand: number;
   /** Exports that read their rows at once, taking turns (export/export-turns.ts). */
   readonly exportLanes: number;
@@ -311,7 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     loadMemoryMb: wholeNumber("loadMemoryMb", DEFAULT_LOAD_MEMORY_MB, MIN_LOAD_MEMORY_MB, 1_048_576),
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
     exportConcurrency: wholeNumber("exportConcurrency", 4, 1, 1000),
-    exportPerBrand: wholeNumber("exportPerBrand", 0, 0, 1000),
+    exportPerBrand: wholeNumber("exportPerBrand", 1, 1, 1000),
     exportLanes: wholeNumber("exportLanes", defaultExportLanes(), 1, 1000),
     duckdbExportConnections: wholeNumber("duckdbExportConnections", defaultExportConnections(), 1, 16),
     heavyConcurrency: wholeNumber("heavyConcurrency", 0, 0, 1000),

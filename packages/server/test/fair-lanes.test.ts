@@ -457,24 +457,24 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
       }
     });
 
-    it("leaves one export place to other brands by default: a brand's next export waits, another brand's runs at once", async () => {
+    it("runs one export of a brand at a time by default: its next exports wait, another brand's runs at once", async () => {
       const { service, store, exportOf } = await gatedService({ exportConcurrency: 3 });
       try {
-        // MDQ_EXPORT_PER_BRAND unset: acme runs 2 of the 3 places, its third export waits.
+        // MDQ_EXPORT_PER_BRAND unset: acme runs 1 of the 3 places, its other two exports wait.
         const acme = [exportOf("brand-acme"), exportOf("brand-acme"), exportOf("brand-acme")];
-        await atGate(store, 2);
-        await waitingExports(service, 1);
-        assert.equal(service.lanes.exports.running, 2);
-        // Globex's export takes the place left free, ahead of acme's queued one, without waiting.
+        await atGate(store, 1);
+        await waitingExports(service, 2);
+        assert.equal(service.lanes.exports.running, 1);
+        // Globex's export takes a free place, ahead of acme's queued ones, without waiting.
         const globex = exportOf("brand-globex");
-        await atGate(store, 3);
-        assert.deepEqual(store.arrivals, ["brand-acme", "brand-acme", "brand-globex"]);
-        assert.equal(service.lanes.exports.waiting, 1);
+        await atGate(store, 2);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-globex"]);
+        assert.equal(service.lanes.exports.waiting, 2);
         store.open("brand-globex");
         exportedLines(await globex);
         store.openAll();
         for (const answer of await Promise.all(acme)) exportedLines(answer);
-        assert.deepEqual(store.arrivals, ["brand-acme", "brand-acme", "brand-globex", "brand-acme"]);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-globex", "brand-acme", "brand-acme"]);
       } finally {
         store.openAll();
         await service.app.close();
@@ -499,7 +499,8 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
         assert.deepEqual(JSON.parse(refused.body), {
           errors: [
             {
-              message: "this instance already runs 2 exports; retry in 5 s",
+              message:
+                "no export place came free for this brand in time (this instance streams 2 at once, 2 of one brand); retry in 5 s",
               extensions: { code: "RATE_LIMITED" },
             },
           ],
@@ -525,7 +526,8 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
         assert.deepEqual(JSON.parse(refused.body), {
           errors: [
             {
-              message: "this instance already runs 1 exports; retry in 5 s",
+              message:
+                "no export place came free for this brand in time (this instance streams 1 at once, 1 of one brand); retry in 5 s",
               extensions: { code: "RATE_LIMITED" },
             },
           ],

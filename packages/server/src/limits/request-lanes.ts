@@ -46,10 +46,9 @@ export function heavyLimits(readConnections: number, config: ServiceConfig) {
   };
 }
 
-/** Exports of one brand running at once: `MDQ_EXPORT_PER_BRAND`, or (0) all but one of the places. */
+/** Exports of one brand running at once: `MDQ_EXPORT_PER_BRAND` (default 1), at most every place. */
 export function exportsPerBrand(config: ServiceConfig): number {
-  const concurrency = config.exportConcurrency;
-  return Math.min(concurrency, config.exportPerBrand || Math.max(1, concurrency - 1));
+  return Math.min(config.exportConcurrency, config.exportPerBrand);
 }
 
 /**
@@ -75,9 +74,10 @@ export class RequestLanes {
     this.exports = new FairAdmission(
       {
         concurrency: config.exportConcurrency,
-        // All but one place by default, as in the heavy lane: a year-long export holds its place
-        // for minutes, so a brand holding every place would keep each other brand's daily mirror
-        // waiting for the shortest of them to end (the herd bench, issue 55).
+        // One place per brand by default: a year-long export holds its place for minutes, so a
+        // brand holding several would leave the other brands' daily mirrors queueing for the rest
+        // (the herd bench, issue 55: with all but one of 4 places, 200 brands' 7-day mirrors
+        // waited up to 10 s behind a tenant's 3 year-long exports; with one, 3.3× their time alone).
         perBrand: exportsPerBrand(config),
         // Queued per brand in turn, as heavy requests are: a place an export frees goes to the
         // waiting brand with the fewest exports running, so one brand's export loops cannot keep
@@ -110,7 +110,7 @@ export class RequestLanes {
       if (lane === "heavy") throw shedError(error);
       throw new MdqError(
         "RATE_LIMITED",
-        `this instance already runs ${this.exports.limits.concurrency} exports; retry in ${EXPORT_RETRY_AFTER_SECONDS} s`,
+        `no export place came free for this brand in time (this instance streams ${this.exports.limits.concurrency} at once, ${this.exports.limits.perBrand} of one brand); retry in ${EXPORT_RETRY_AFTER_SECONDS} s`,
         { "retry-after": String(EXPORT_RETRY_AFTER_SECONDS) },
       );
     }
