@@ -91,7 +91,8 @@ export async function startWanProxy({ target, rate, rtt, shared = false }) {
   const [host, port] = target.split(":");
   const link = { rate: parseRate(rate), delayMs: parseRtt(rtt) / 2 };
   /** When each direction's link is next free to send (ms): one pair for all, or one per connection. */
-  const sharedWires = { up: { freeAt: 0 }, down: { freeAt: 0 } };
+  const newWires = () => ({ up: { freeAt: 0 }, down: { freeAt: 0 } });
+  const sharedWires = shared ? newWires() : null;
   const stats = { up: 0, down: 0, connections: 0 };
   // Half-open on both sides: one side's end is forwarded as an end once its bytes are delivered,
   // while the other direction goes on (the proxy never closes a connection before its peer did).
@@ -112,7 +113,7 @@ export async function startWanProxy({ target, rate, rtt, shared = false }) {
         if (hadError) reset();
       });
     }
-    const wires = shared ? sharedWires : { up: { freeAt: 0 }, down: { freeAt: 0 } };
+    const wires = sharedWires ?? newWires();
     pace(client, region, { ...link, wire: wires.up, count: (n) => (stats.up += n) });
     pace(region, client, { ...link, wire: wires.down, count: (n) => (stats.down += n) });
   });

@@ -4,9 +4,8 @@
  * answer's `dataVersion` is checked against what a primary-only instance answers just before the
  * request starts (never older), readiness follows a publish at once while the standbys lag or are
  * paused, a walk through nginx across three instances and two standbys never sees its version go
- * back while loads land, a
- * standby killed mid-walk costs no failed request and is skipped within 5 s, and one that comes
- * back is used again.
+ * back while loads land, a standby killed mid-walk costs no failed request and is skipped within
+ * 5 s, and one that comes back is used again.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
