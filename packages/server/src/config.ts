@@ -63,6 +63,11 @@ export interface ServiceConfig {
   readonly exportConcurrency: number;
   /** Of those, one brand's at once (at most `exportConcurrency`). */
   readonly exportPerBrand: number;
+  /**
+   * Exports of at most this many rows stream in the heavy lane, as a records page does, not in the
+   * export lane (limits/request-lanes.ts); 0: every export takes an export place.
+   */
+  readonly exportSmallRows: number;
   /** Exports that read their rows at once, taking turns (export/export-turns.ts). */
   readonly exportLanes: number;
   /**
@@ -95,6 +100,14 @@ export interface ServiceConfig {
  * pages serve only repeats.
  */
 export const DEFAULT_PAGE_CACHE_MB = 32;
+
+/**
+ * The largest export that streams in the heavy lane by default: a records page's largest size
+ * (the spec's `pageSize` ≤ 5000), so an export that takes a place there holds it for a page's
+ * work. Most brands' seven-day mirrors are that small (the herd bench's median brand: about 500
+ * rows a week).
+ */
+export const DEFAULT_EXPORT_SMALL_ROWS = 5000;
 
 /**
  * Exports that read at once by default: one core fewer than the machine has (at least one), so
@@ -211,6 +224,7 @@ export const CONFIG_ENV = {
   explorer: "MDQ_EXPLORER",
   exportConcurrency: "MDQ_EXPORT_CONCURRENCY",
   exportPerBrand: "MDQ_EXPORT_PER_BRAND",
+  exportSmallRows: "MDQ_EXPORT_SMALL_ROWS",
   exportLanes: "MDQ_EXPORT_LANES",
   duckdbExportConnections: "MDQ_DUCKDB_EXPORT_CONNECTIONS",
   heavyConcurrency: "MDQ_HEAVY_CONCURRENCY",
@@ -312,6 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     explorer: onOff(read("explorer") ?? "off", CONFIG_ENV.explorer),
     exportConcurrency: wholeNumber("exportConcurrency", 4, 1, 1000),
     exportPerBrand: wholeNumber("exportPerBrand", 1, 1, 1000),
+    exportSmallRows: wholeNumber("exportSmallRows", DEFAULT_EXPORT_SMALL_ROWS, 0, 1_000_000),
     exportLanes: wholeNumber("exportLanes", defaultExportLanes(), 1, 1000),
     duckdbExportConnections: wholeNumber("duckdbExportConnections", defaultExportConnections(), 1, 16),
     heavyConcurrency: wholeNumber("heavyConcurrency", 0, 0, 1000),

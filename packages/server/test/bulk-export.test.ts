@@ -367,10 +367,12 @@ for (const engine of [exportDuckdbEngine(), exportPostgresEngine()]) {
       scale: 2,
       // One lane: exports take turns at the engine on any machine (export/export-turns.ts). One
       // brand may take every export place, and a queued export waits 1 s for its turn before its
-      // 429 (fair-lanes.test.ts drives the queue and the per-brand cap).
+      // 429 (fair-lanes.test.ts drives the queue and the per-brand cap). Every export streams in
+      // the export lane, however few its rows (fair-lanes.test.ts drives page-sized exports).
       config: {
         exportConcurrency: EXPORT_CONCURRENCY,
         exportPerBrand: EXPORT_CONCURRENCY,
+        exportSmallRows: 0,
         exportLanes: 1,
         queueMaxWaitMs: 1000,
       },

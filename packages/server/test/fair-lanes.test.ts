@@ -36,6 +36,12 @@ const MIXED = `query($c: ID!, $r: DateRangeInput!) {
   marketingRecords(clientId: $c, dateRange: $r) { recordId }
 }`;
 
+/**
+ * Every export takes a place in the export lane, however few its rows: the region's exports are
+ * all page-sized, and these tests drive the export lane itself.
+ */
+const EXPORT_PLACES_ONLY = { exportSmallRows: 0 } as const;
+
 /** The brands of the demo and an app of each. */
 const APPS = {
   "brand-acme": "app-acme-analytics",
@@ -178,12 +184,12 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
       const ask = (brand: Brand, query: string): Promise<LightMyRequestResponse> =>
         graphqlOn(service, tokens.get(brand)!, query, { c: brand, r: region.whole(), s: null });
       const base = await service.app.listen({ host: "127.0.0.1", port: 0 });
-      const exportUrl = (brand: Brand) =>
-        `${base}/export/marketing-records?${new URLSearchParams({ clientId: brand, ...region.whole() })}`;
+      const exportUrl = (brand: Brand, range = region.whole()) =>
+        `${base}/export/marketing-records?${new URLSearchParams({ clientId: brand, ...range })}`;
       const bearer = (brand: Brand) => ({ authorization: `Bearer ${tokens.get(brand)!}` });
-      /** A whole export over HTTP. */
-      const exportOf = (brand: Brand): Promise<HttpAnswer> =>
-        httpCall(exportUrl(brand), { headers: bearer(brand) });
+      /** A whole export over HTTP, of the region's whole range unless `range` says another. */
+      const exportOf = (brand: Brand, range?: { from: string; to: string }): Promise<HttpAnswer> =>
+        httpCall(exportUrl(brand, range), { headers: bearer(brand) });
       /** Requests over HTTP whose clients leave when the test says. */
       const leaving = {
         ask: (brand: Brand, query: string) =>
@@ -410,7 +416,11 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
     });
 
     it("admits a brand's one export at the next free place, ahead of the exports another brand queued, whole", async () => {
-      const { service, store, exportOf } = await gatedService({ exportConcurrency: 2, exportPerBrand: 2 });
+      const { service, store, exportOf } = await gatedService({
+        ...EXPORT_PLACES_ONLY,
+        exportConcurrency: 2,
+        exportPerBrand: 2,
+      });
       try {
         // Acme holds every export place (its exports held open at the store) and queues two more.
         const acme = [exportOf("brand-acme"), exportOf("brand-acme")];
@@ -458,7 +468,10 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
     });
 
     it("runs one export of a brand at a time by default: its next exports wait, another brand's runs at once", async () => {
-      const { service, store, exportOf } = await gatedService({ exportConcurrency: 3 });
+      const { service, store, exportOf } = await gatedService({
+        ...EXPORT_PLACES_ONLY,
+        exportConcurrency: 3,
+      });
       try {
         // MDQ_EXPORT_PER_BRAND unset: acme runs 1 of the 3 places, its other two exports wait.
         const acme = [exportOf("brand-acme"), exportOf("brand-acme"), exportOf("brand-acme")];
@@ -483,6 +496,7 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
 
     it("answers an export 429 RATE_LIMITED with Retry-After when the queue is full or its wait ran out", async () => {
       const { service, store, exportOf } = await gatedService({
+        ...EXPORT_PLACES_ONLY,
         exportConcurrency: 2,
         exportPerBrand: 2,
         queueMaxLength: 1,
@@ -516,7 +530,7 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
         store.openAll();
         await service.app.close();
       }
-      const waited = await gatedService({ exportConcurrency: 1, queueMaxWaitMs: 50 });
+      const waited = await gatedService({ ...EXPORT_PLACES_ONLY, exportConcurrency: 1, queueMaxWaitMs: 50 });
       try {
         const admitted = waited.exportOf("brand-acme");
         await atGate(waited.store, 1);
@@ -549,7 +563,10 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
     });
 
     it("drops a queued export whose client leaves: it never opens, and the next brand's takes its place", async () => {
-      const { service, store, exportOf, leaving } = await gatedService({ exportConcurrency: 1 });
+      const { service, store, exportOf, leaving } = await gatedService({
+        ...EXPORT_PLACES_ONLY,
+        exportConcurrency: 1,
+      });
       try {
         const answers = [exportOf("brand-acme")];
         await atGate(store, 1);
@@ -571,6 +588,79 @@ for (const engine of [duckdbEngine("mdq-lanes-"), postgresEngine("lanes")]) {
         assert.deepEqual(store.arrivals, ["brand-acme", "brand-initech"]);
         await within(10_000, "the export place given back", async () => service.lanes.exports.running === 0);
         assert.equal(service.lanes.exports.waiting, 0);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("streams an export of at most MDQ_EXPORT_SMALL_ROWS rows in the heavy lane, past the export places a large export holds", async () => {
+      const oneDay = { from: region.whole().from, to: region.whole().from };
+      // The rows of globex's first day and of acme's whole range, as the exports count them.
+      const probe = await gatedService({});
+      probe.store.openAll();
+      const small = Number((await probe.exportOf("brand-globex", oneDay)).headers["mdq-row-count"]);
+      const large = Number((await probe.exportOf("brand-acme")).headers["mdq-row-count"]);
+      await probe.service.app.close();
+      assert.ok(small > 0 && large > small, `${small} and ${large} rows`);
+
+      const { service, store, exportOf } = await gatedService({
+        exportConcurrency: 1,
+        exportSmallRows: small,
+      });
+      try {
+        // Acme's export opens in the heavy lane, counts more rows than a small export has, and
+        // opens again in the export lane, where it holds the one place.
+        const acme = exportOf("brand-acme");
+        await atGate(store, 1);
+        assert.equal(service.lanes.heavy.running, 1);
+        store.open("brand-acme");
+        await within(10_000, "acme's export opened again", async () => store.arrivals.length === 2);
+        await atGate(store, 1);
+        assert.equal(service.lanes.heavy.running, 0);
+        assert.equal(service.lanes.exports.running, 1);
+        // Globex's one day takes a heavy place, not the export place acme holds, and streams whole.
+        const globex = exportOf("brand-globex", oneDay);
+        await atGate(store, 2);
+        assert.equal(service.lanes.heavy.running, 1);
+        assert.equal(service.lanes.exports.waiting, 0);
+        store.open("brand-globex");
+        assert.equal(exportedLines(await globex).length, small);
+        await within(
+          10_000,
+          "globex's heavy place given back",
+          async () => service.lanes.heavy.running === 0,
+        );
+        store.openAll();
+        assert.equal(exportedLines(await acme).length, large);
+        assert.deepEqual(store.arrivals, ["brand-acme", "brand-acme", "brand-globex"]);
+        await within(10_000, "the export place given back", async () => service.lanes.exports.running === 0);
+      } finally {
+        store.openAll();
+        await service.app.close();
+      }
+    });
+
+    it("answers an export 429 RATE_LIMITED with Retry-After when the heavy lane it opens in has no room", async () => {
+      const { service, store, ask, exportOf } = await gatedService({ queueMaxLength: 0 });
+      try {
+        const page = ask("brand-acme", RECORDS);
+        await atGate(store, 1);
+        const refused = await exportOf("brand-globex");
+        assert.equal(refused.status, 429);
+        assert.equal(refused.headers["retry-after"], "5");
+        assert.equal(JSON.parse(refused.body).errors[0].extensions.code, "RATE_LIMITED");
+        assert.match(
+          JSON.parse(refused.body).errors[0].message,
+          /^the instance is busy: no place came free in time to open this export \(1 records pages, aggregates and exports of at most 5000 rows at once\); retry in 5 s$/,
+        );
+        assert.equal(
+          await service.metrics.value("mdq_shed_requests_total", { class: "heavy", reason: "queue_full" }),
+          1,
+        );
+        store.openAll();
+        assert.equal((await page).statusCode, 200);
+        assert.deepEqual(store.arrivals, ["brand-acme"]);
       } finally {
         store.openAll();
         await service.app.close();

@@ -120,6 +120,21 @@ async function* bodyChunks(
   }
 }
 
+/**
+ * A page-sized export's chunks (in the heavy lane: `RequestLanes.admitExport`), read whole before
+ * the first is sent, and its place given back then, as a records page's is once answered: a client
+ * that reads slowly, or not at all, holds a page's memory, never a place of the heavy lane.
+ */
+async function* readWhole(chunks: AsyncIterable<BodyChunk>, release: () => void): AsyncGenerator<BodyChunk> {
+  const whole: BodyChunk[] = [];
+  try {
+    for await (const chunk of chunks) whole.push(chunk);
+  } finally {
+    release();
+  }
+  yield* whole;
+}
+
 /** Registers the export route on `app` (inside the scope whose rate limit it shares). */
 export async function exportEndpoint(app: FastifyInstance, options: ExportEndpointOptions): Promise<void> {
   const auth = { ...options, verifiedTokens: new VerifiedTokens() };
@@ -128,18 +143,22 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
   app.get(EXPORT_PATH, { exposeHeadRoute: false }, async (request, reply) => {
     let release: (() => void) | null = null;
     let opened: RecordExport;
+    let paced: boolean;
     let format: ExportFormat;
     let currency: CurrencyCode;
     let resumable: ResumableQuery;
     try {
       const caller = await authenticateBearer(request, auth);
       const exportRequest = exportRequestOf(request.query, caller, region);
-      release = await options.lanes.enter("export", caller.brandId, clientGoneSignal(reply));
-      // The client left while the export waited for its turn: nothing opened, nobody to answer.
-      if (release === null) return reply.hijack();
-      opened = await withRates(exportRequest.query.currency, () =>
-        options.store.openRecordExport(exportRequest.query),
+      const admitted = await options.lanes.admitExport(caller.brandId, clientGoneSignal(reply), () =>
+        withRates(exportRequest.query.currency, () => options.store.openRecordExport(exportRequest.query)),
       );
+      // The client left while the export waited for its turn: nothing opened, nobody to answer.
+      if (admitted === null) return reply.hijack();
+      ({ release, opened } = admitted);
+      // A page-sized export is answered as a page is (`readWhole`); the others stream, taking
+      // turns at the engine (export-turns.ts).
+      paced = admitted.lane === "export";
       if (exportRequest.dataVersion !== null && exportRequest.dataVersion !== opened.dataVersion) {
         await opened.close();
         throw new MdqError(
@@ -180,7 +199,9 @@ export async function exportEndpoint(app: FastifyInstance, options: ExportEndpoi
     });
     reply.raw.writeHead(200, headers);
     const chunks = bodyChunks(opened, format, EXPORT_WRITERS[format].writer(currency));
-    const body = Readable.from(options.turns.paced(chunks), { objectMode: false });
+    const body = Readable.from(paced ? options.turns.paced(chunks) : readWhole(chunks, release), {
+      objectMode: false,
+    });
     const streams: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = encoding
       ? [body, compressor(encoding, EXPORT_LEVELS), reply.raw]
       : [body, reply.raw];

@@ -4,6 +4,8 @@
  * have a lane of their own. One admission path (fair-admission.ts) serves both queued lanes; they
  * are separate instances because an export holds its place for its whole stream (minutes) where a
  * page holds it for milliseconds: sharing places would let four exports stop every records page.
+ * An export no larger than a page (`MDQ_EXPORT_SMALL_ROWS`) is a page's work, and streams in the
+ * heavy lane (`admitExport`).
  */
 import type { ServiceConfig } from "../config.js";
 import { MdqError } from "../errors.js";
@@ -18,6 +20,29 @@ import {
 
 /** A request's lane. */
 export type Lane = "cheap" | "heavy" | "export";
+
+/** An export opened under a place: its rows (`MDQ-Row-Count`), and how to close it. */
+export interface OpenedExport {
+  readonly rowCount: number;
+  close(): Promise<void>;
+}
+
+/** An export admitted: the release of its place, the export opened in it, and the lane it streams in. */
+export interface AdmittedExport<Opened extends OpenedExport> {
+  readonly release: Release;
+  readonly opened: Opened;
+  readonly lane: "heavy" | "export";
+}
+
+/** `open()` under `place`, which is given back when the open fails. */
+async function openIn<Opened>(place: Release, open: () => Promise<Opened>): Promise<Opened> {
+  try {
+    return await open();
+  } catch (error) {
+    place();
+    throw error;
+  }
+}
 
 /** Seconds a refused export is told to wait before it tries again. */
 export const EXPORT_RETRY_AFTER_SECONDS = 5;
@@ -65,11 +90,15 @@ export class RequestLanes {
   readonly exports: FairAdmission;
 
   /** `readConnections`: the store's (store/model/store.ts), from which the heavy lane's size is derived. */
+  /** Exports of at most this many rows stream in the heavy lane (`MDQ_EXPORT_SMALL_ROWS`; 0: none). */
+  readonly smallExportRows: number;
+
   constructor(
     readConnections: number,
     config: ServiceConfig,
     private readonly metrics: ServiceMetrics,
   ) {
+    this.smallExportRows = config.exportSmallRows;
     this.heavy = new FairAdmission(heavyLimits(readConnections, config), this.events("heavy"));
     this.exports = new FairAdmission(
       {
@@ -99,21 +128,65 @@ export class RequestLanes {
    * Waits for `brand`'s turn in `lane` and returns the release of its place, or null when
    * `client` (aborted once the request's client left: plugins/client-gone.ts) aborted first: the
    * request left the queue (shed, `client_gone`) and there is nobody to answer. A heavy request
-   * refused is a 503 `SERVICE_UNAVAILABLE`, an export a 429 `RATE_LIMITED`, both with `Retry-After`.
+   * refused is a 503 `SERVICE_UNAVAILABLE` with `Retry-After`. Exports: `admitExport`.
    */
-  async enter(lane: Lane, brand: string, client?: AbortSignal): Promise<Release | null> {
+  async enter(lane: "cheap" | "heavy", brand: string, client?: AbortSignal): Promise<Release | null> {
     if (lane === "cheap") return this.cheap();
     try {
-      return await (lane === "heavy" ? this.heavy : this.exports).admit(brand, client);
+      return await this.heavy.admit(brand, client);
     } catch (error) {
       if (!(error instanceof AdmissionRefused)) throw error;
       if (error.reason === "client_gone") return null;
-      if (lane === "heavy") throw shedError(error);
-      throw new MdqError(
-        "RATE_LIMITED",
-        `no export place came free for this brand in time (this instance streams ${this.exports.limits.concurrency} at once, ${this.exports.limits.perBrand} of one brand); retry in ${EXPORT_RETRY_AFTER_SECONDS} s`,
-        { "retry-after": String(EXPORT_RETRY_AFTER_SECONDS) },
-      );
+      throw shedError(error);
+    }
+  }
+
+  /**
+   * An export's place and the export `open` opened in it, or null when `client` aborted first
+   * (nothing is left open then). The export opens in the heavy lane, as a records page would: one
+   * of at most `MDQ_EXPORT_SMALL_ROWS` rows (most brands' seven-day mirror) streams there, and so
+   * never queues behind other brands' year-long exports for an export place (the herd bench,
+   * issue 55). A larger one is closed, waits for its brand's turn in the export lane, and is
+   * opened again there, on the data of its own turn. Refused in either lane: 429 `RATE_LIMITED`
+   * with `Retry-After`, as every export refusal is (docs/api.md "Bulk export").
+   */
+  async admitExport<Opened extends OpenedExport>(
+    brand: string,
+    client: AbortSignal | undefined,
+    open: () => Promise<Opened>,
+  ): Promise<AdmittedExport<Opened> | null> {
+    if (this.smallExportRows > 0) {
+      const place = await this.enterForExport(this.heavy, brand, client);
+      if (place === null) return null;
+      const opened = await openIn(place, open);
+      if (opened.rowCount <= this.smallExportRows) return { release: place, opened, lane: "heavy" };
+      place();
+      await opened.close();
+    }
+    const place = await this.enterForExport(this.exports, brand, client);
+    if (place === null) return null;
+    return { release: place, opened: await openIn(place, open), lane: "export" };
+  }
+
+  /** A place in `lane` for an export, or null when its client left; refused: the export's 429. */
+  private async enterForExport(
+    lane: FairAdmission,
+    brand: string,
+    client: AbortSignal | undefined,
+  ): Promise<Release | null> {
+    try {
+      return await lane.admit(brand, client);
+    } catch (error) {
+      if (!(error instanceof AdmissionRefused)) throw error;
+      if (error.reason === "client_gone") return null;
+      const { concurrency, perBrand } = lane.limits;
+      const place =
+        lane === this.exports
+          ? `no export place came free for this brand in time (this instance streams ${concurrency} at once, ${perBrand} of one brand)`
+          : `the instance is busy: no place came free in time to open this export (${concurrency} records pages, aggregates and exports of at most ${this.smallExportRows} rows at once)`;
+      throw new MdqError("RATE_LIMITED", `${place}; retry in ${EXPORT_RETRY_AFTER_SECONDS} s`, {
+        "retry-after": String(EXPORT_RETRY_AFTER_SECONDS),
+      });
     }
   }
 
