@@ -3,8 +3,8 @@
  * as it came (still encoded), read up to `maxBodyBytes`, then decoded in one shot by its
  * `Content-Encoding` (RFC 9110 §8.4) on zlib's thread pool. fetch decodes as it reads, a stream of
  * small chunks through WHATWG streams: a 1.5 MB page of 5000 rows cost the client ~7.5 ms more CPU
- * in brotli than as identity, and gzip twice identity's; decoded in one shot, either costs about
- * what identity does.
+ * in brotli than as identity, and in gzip nearly twice identity's; decoded in one shot, either
+ * costs about what identity does.
  */
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
