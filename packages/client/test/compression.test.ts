@@ -209,7 +209,7 @@ describe("answers the SDK cannot read", { timeout: 60_000 }, () => {
   const request = (url: string) => ({ url, headers: { "content-type": "application/json" }, body: "{}" });
 
   for (const [coding, bomb] of BOMBS) {
-    it(`refuses a ${bomb.length}-byte ${coding} answer that decodes to 50 MB (SERVER_ANSWER_INVALID), without asking again`, async () => {
+    it(`refuses a small ${coding} answer that decodes to 50 MB (SERVER_ANSWER_INVALID), without asking again`, async () => {
       assert.ok(bomb.length < MAX_BODY_BYTES);
       const server = await startAnswering(encodedAnswer(coding, bomb));
       try {
