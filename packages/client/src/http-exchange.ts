@@ -59,8 +59,9 @@ const DECODERS: ReadonlyMap<string, Decoder> = new Map<string, Decoder>([
 /**
  * The connections of every exchange: kept alive and reused between requests, as fetch's are. The
  * SDK's own rather than undici's global dispatcher, which Node's bundled undici (another version,
- * with another handler interface from Node 26 on) may have installed. Redirects are followed as
- * fetch follows them (at most 20; `authorization` dropped when the origin changes).
+ * with another handler interface from Node 26 on) may have installed. Redirects are followed, as
+ * fetch follows them: at most 20, `authorization` dropped when the origin changes; a 301 or 302
+ * stays a POST (fetch turns it into a GET), a 303 becomes a GET.
  */
 const connections = new Agent({ maxRedirections: 20 });
 
