@@ -97,8 +97,13 @@ export interface MdqClientOptions extends ClientCredentialsConfig {
   userAgent?: string;
   /** Told about tokens, retries, waits, restarts and pages: for progress and logs. */
   onEvent?: (event: MdqClientEvent) => void;
-  /** For tests: the fetch, clock and randomness to use. */
+  /**
+   * For tests: the fetch that sends every request. Without one, GraphQL and token requests go
+   * through undici, their answers decoded once read whole (http-exchange.ts), and the export's
+   * streamed download through `globalThis.fetch`.
+   */
   fetch?: typeof fetch;
+  /** For tests: the clock and randomness to use. */
   clock?: Clock;
   random?: () => number;
 }

@@ -2,8 +2,11 @@
  * One HTTP POST, done right: within the request budget, with a timeout, waiting on 429 and 503 as
  * `Retry-After` says, and retrying transient failures (5xx, dropped connections, timeouts) with
  * capped exponential backoff and full jitter. Everything else (2xx, 4xx) goes back to the caller.
+ * Each attempt is one {@link exchange} (the answer read raw and decoded in one shot), or one call
+ * of the `fetch` the caller gave.
  */
 import { MdqClientError, type MdqClientErrorCode } from "./errors.js";
+import { answerTooLarge, exchange } from "./http-exchange.js";
 import { abortedError, type RequestBudget } from "./request-budget.js";
 import type { Clock, MdqClientEvent } from "./types.js";
 
@@ -35,12 +38,13 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
 export interface HttpTransportOptions {
   retry: RetryPolicy;
   /**
-   * Ask for compressed answers (`Accept-Encoding: gzip, br`), which fetch decodes as it reads;
-   * false asks for `identity`. Default true.
+   * Ask for compressed answers (`Accept-Encoding: gzip, br`), decoded once read whole (or by
+   * `fetch` as it reads, when one is given); false asks for `identity`. Default true.
    */
   compression?: boolean;
   budget: RequestBudget;
   clock: Clock;
+  /** Sends each attempt instead of {@link exchange}; it decodes the answer itself, as it reads. */
   fetch?: typeof fetch;
   /** Uniform in [0, 1); `Math.random` by default. */
   random?: () => number;
@@ -65,7 +69,7 @@ export interface HttpResponse {
 
 /**
  * What the transport asks for unless the request names its own `Accept-Encoding`: the codings
- * every MDQ answers in (CONTRACT §8) and fetch decodes, or none. A 5000-row page is ~1.5 MB of
+ * every MDQ answers in (CONTRACT §8) and the client decodes, or none. A 5000-row page is ~1.5 MB of
  * JSON and ~10× fewer bytes compressed (docs/api.md "Compression").
  */
 export const ACCEPT_COMPRESSED = "gzip, br";
@@ -89,12 +93,12 @@ const FINAL_CODES = new Set<MdqClientErrorCode>([
  * @example const response = await transport.post({ url, headers, body });
  */
 export class HttpTransport {
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: typeof fetch | undefined;
   private readonly random: () => number;
   private readonly acceptEncoding: string;
 
   constructor(private readonly options: HttpTransportOptions) {
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.fetchImpl = options.fetch;
     this.random = options.random ?? Math.random;
     this.acceptEncoding = options.compression === false ? ACCEPT_IDENTITY : ACCEPT_COMPRESSED;
   }
@@ -110,7 +114,7 @@ export class HttpTransport {
       let reason: "status" | "network" | "timeout";
       let status: number | undefined;
       try {
-        const response = await this.fetchOnce(request);
+        const response = await this.sendOnce(request);
         budget.observe(response.headers, sentAt);
         if (response.status === 429) {
           const retryAfter = retryAfterSeconds(response.headers, clock.now()) ?? 1;
@@ -168,21 +172,34 @@ export class HttpTransport {
     return Math.floor(this.random() * ceiling);
   }
 
-  /** One fetch, body included, within the timeout; rejects with TIMED_OUT, ABORTED or the cause. */
-  private async fetchOnce(request: HttpRequest): Promise<Omit<HttpResponse, "attempts">> {
+  /**
+   * One attempt, body included, within the timeout; rejects with TIMED_OUT, ABORTED or the cause.
+   */
+  private async sendOnce(request: HttpRequest): Promise<Omit<HttpResponse, "attempts">> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(TIMED_OUT), this.options.retry.timeoutMs);
     const onAbort = () => controller.abort(request.signal?.reason);
     if (request.signal?.aborted) throw abortedError(request.signal);
     request.signal?.addEventListener("abort", onAbort, { once: true });
+    const { maxBodyBytes } = this.options.retry;
+    const headers = { "accept-encoding": this.acceptEncoding, ...request.headers };
     try {
+      if (this.fetchImpl === undefined) {
+        return await exchange({
+          url: request.url,
+          headers,
+          body: request.body,
+          signal: controller.signal,
+          maxBodyBytes,
+        });
+      }
       const response = await this.fetchImpl(request.url, {
         method: "POST",
-        headers: { "accept-encoding": this.acceptEncoding, ...request.headers },
+        headers,
         body: request.body,
         signal: controller.signal,
       });
-      const text = await readBody(response, this.options.retry.maxBodyBytes, request.url);
+      const text = await readBody(response, maxBodyBytes, request.url);
       return { status: response.status, headers: response.headers, text };
     } catch (error) {
       if (request.signal?.aborted) throw abortedError(request.signal);
@@ -197,19 +214,12 @@ export class HttpTransport {
 }
 
 /**
- * The body of `response` as UTF-8 text, read up to `maxBytes`: an answer that says or turns out
- * to be longer is cancelled and fails with SERVER_ANSWER_INVALID, so that a server sending
- * without end cannot fill the memory.
+ * The body of a fetch `response` as UTF-8 text, read up to `maxBytes`: an answer that says or
+ * turns out to be longer is cancelled and fails with SERVER_ANSWER_INVALID, so that a server
+ * sending without end cannot fill the memory.
  */
 async function readBody(response: Response, maxBytes: number, url: string): Promise<string> {
-  const tooLarge = () =>
-    new MdqClientError(
-      "SERVER_ANSWER_INVALID",
-      `the answer from ${url} is larger than maxBodyBytes (${maxBytes} bytes)`,
-      {
-        status: response.status,
-      },
-    );
+  const tooLarge = () => answerTooLarge(url, maxBytes, response.status);
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
   if (declared > maxBytes) {
     await response.body?.cancel().catch(() => undefined);

@@ -42,6 +42,7 @@ describe("the mdq-client package", () => {
       "commander",
       "hyparquet",
       "hyparquet-writer",
+      "undici",
       "valibot",
     ]);
   });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { MemoryRateLimiter } from "@mdq/server";
-import { type RunningService, startService } from "@mdq/test-support";
+import { type FaultProxy, type RunningService, startFaultProxy, startService } from "@mdq/test-support";
 import {
   type Clock,
   MdqClient,
@@ -134,6 +134,7 @@ describe("the request budget", () => {
 
 describe("pacing against a service with a small rate limit", { timeout: 60_000 }, () => {
   let region: RunningService<MdqClientOptions>;
+  let proxy: FaultProxy;
   before(async () => {
     region = await startService<MdqClientOptions>({
       days: 60,
@@ -141,19 +142,17 @@ describe("pacing against a service with a small rate limit", { timeout: 60_000 }
       rateLimitMax: 20,
       rateLimitWindowSeconds: 2,
     });
+    proxy = await startFaultProxy(region.url);
   });
-  after(() => region.close());
+  after(async () => {
+    await proxy.close();
+    await region.close();
+  });
 
   it("finishes a sync and 30 parallel calls without ever getting a 429", async () => {
-    const statuses: number[] = [];
-    const counting: typeof fetch = async (input, init) => {
-      const response = await fetch(input, init);
-      statuses.push(response.status);
-      return response;
-    };
     // Margin 0.8: with a 20-request budget, 5 % is one request, less than the requests that can
     // cross a window boundary between the client's clock reading and the service's.
-    const client = new MdqClient(region.clientOptions({ fetch: counting, rateLimitMargin: 0.8 }));
+    const client = new MdqClient(region.clientOptions({ via: proxy.url, rateLimitMargin: 0.8 }));
     const started = Date.now();
     const [rows] = await Promise.all([
       (async () => {
@@ -165,6 +164,7 @@ describe("pacing against a service with a small rate limit", { timeout: 60_000 }
       ...Array.from({ length: 30 }, () => client.readiness()),
     ]);
     assert.deepEqual(client.budget.policy, { max: 20, windowSeconds: 2 });
+    const statuses = proxy.seen.map((seen) => seen.status);
     assert.equal(statuses.filter((status) => status === 429).length, 0);
     assert.ok(statuses.length >= 36, `only ${statuses.length} requests`);
     assert.equal(rows, 60 * 84);

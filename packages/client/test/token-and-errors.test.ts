@@ -9,7 +9,13 @@ import {
   startService,
   unauthenticated,
 } from "@mdq/test-support";
-import { type Clock, MdqClient, MdqClientError, type MdqClientOptions } from "../src/index.js";
+import {
+  type Clock,
+  MdqClient,
+  MdqClientError,
+  type MdqClientEvent,
+  type MdqClientOptions,
+} from "../src/index.js";
 
 /** A clock whose time the test moves; sleeps are real (and short in these tests). */
 function movableClock(): Clock & { advance(ms: number): void } {
@@ -201,6 +207,29 @@ describe("tokens, renewals and typed errors", { timeout: 60_000 }, () => {
     const error = await rejection(client.readiness());
     assert.equal(error.code, "TIMEOUT");
     assert.equal(error.attempts, 2);
+  });
+
+  it("asks again when the connection breaks in the middle of an answer, and reads the next one whole", async () => {
+    const events: MdqClientEvent[] = [];
+    const client = await tokenHolder([{ cutAfterBytes: 10 }], { onEvent: (event) => events.push(event) });
+    const readiness = await client.readiness();
+    assert.equal(readiness.status, "READY");
+    assert.deepEqual(requests(), { token: 1, graphql: 3 });
+    assert.deepEqual(
+      events.flatMap((event) => (event.type === "retry" ? [event.reason] : [])),
+      ["network"],
+    );
+  });
+
+  it("stops with ABORTED when the caller's signal fires while the answer is on its way", async () => {
+    const client = await tokenHolder([{ delayMs: 3000 }]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    const error = await rejection(client.readiness(undefined, controller.signal));
+    assert.equal(error.code, "ABORTED");
+    assert.ok(Date.now() - started < 2000);
+    assert.equal(graphqlRequests(), 2);
   });
 
   it("stops with ABORTED when the caller's signal fires during a backoff", async () => {

@@ -36,6 +36,8 @@ export interface SeenRequest {
   fault: Fault;
   /** The status delivered (undefined for a drop). */
   status?: number;
+  /** The `Content-Encoding` of the service's answer as forwarded (undefined: none, or no answer). */
+  contentEncoding?: string;
 }
 
 /** Runs after the service answered and before the answer is delivered. */
@@ -141,6 +143,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const [answer] = (await once(forwarded, "response")) as [IncomingMessage];
       const answerBody = await readBody(answer);
       const status = answer.statusCode ?? 502;
+      entry.contentEncoding = answer.headers["content-encoding"];
       await proxy.onResponse?.(entry, status, answerBody.toString("utf8"));
       if (typeof fault === "object" && "delayMs" in fault) {
         await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
