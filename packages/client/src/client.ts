@@ -203,6 +203,7 @@ export class MdqClient implements WalkService {
         retry,
         fetch: options.fetch ?? globalThis.fetch,
         userAgent: this.userAgent,
+        compression: options.compression !== false,
         random: options.random ?? Math.random,
         onEvent: options.onEvent,
       },

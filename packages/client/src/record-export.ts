@@ -67,6 +67,8 @@ export interface ExportAccess {
   retry: RetryPolicy;
   fetch: typeof fetch;
   userAgent: string;
+  /** Whether a text export asks for gzip (`compression`, default true); false asks for `identity`. */
+  compression: boolean;
   random: () => number;
   onEvent: ((event: MdqClientEvent) => void) | undefined;
 }
@@ -118,7 +120,7 @@ export async function openExport(
       const response = await access.fetch(url, {
         headers: {
           authorization: `Bearer ${token}`,
-          "accept-encoding": TEXT_EXPORT_FORMATS.has(format) ? "gzip" : "identity",
+          "accept-encoding": access.compression && TEXT_EXPORT_FORMATS.has(format) ? "gzip" : "identity",
           "user-agent": access.userAgent,
         },
         ...(signal ? { signal } : {}),

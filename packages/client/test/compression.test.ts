@@ -104,6 +104,29 @@ describe("compressed answers through the SDK", { timeout: 120_000 }, () => {
     }
   });
 
+  it("asks gzip of a text export by default and identity with compression off, the same records either way", async () => {
+    const exported = async (compression: boolean) => {
+      const client = new MdqClient(region.clientOptions({ via: proxy.url, compression }));
+      const rows: unknown[] = [];
+      for await (const record of client.exportRecords({ from: region.firstDay, to: region.lastDay }))
+        rows.push(record);
+      const seen = seenSinceLast().filter((entry) => entry.path === "/export/marketing-records");
+      return { rows, seen };
+    };
+    const compressed = await exported(true);
+    const plain = await exported(false);
+    assert.ok(plain.rows.length > 500, `${plain.rows.length} rows`);
+    assert.deepEqual(compressed.rows, plain.rows);
+    assert.deepEqual(
+      compressed.seen.map((entry) => [entry.acceptEncoding, entry.contentEncoding]),
+      [["gzip", "gzip"]],
+    );
+    assert.deepEqual(
+      plain.seen.map((entry) => [entry.acceptEncoding, entry.contentEncoding]),
+      [["identity", undefined]],
+    );
+  });
+
   it("sends every request through a fetch given in the options, which decodes the same records", async () => {
     const exchanges: FetchExchange[] = [];
     const fetched = await walk({ fetch: recordingFetch(exchanges) });
