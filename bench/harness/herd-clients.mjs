@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The brands' side of the herd, in a process of its own (never the servers' nor the bench's event
-// loop): every brand runs the real daily flow with the mdq-client SDK, each request timed and
-// classed through the SDK's fetch hook. Roles:
+// loop): every brand runs the real daily flow with the mdq-client SDK as it comes, each request
+// timed and classed from undici's diagnostics channels. Roles:
 //   herd   every brand at its start moment (ms after time 0): myAccess (which takes the token),
 //          readiness polled until READY, then `mirror` of the last 7 days (its
 //          marketingDataChanges, then the export); brands marked `aggregates` then ask 3 dashboard
@@ -14,7 +14,9 @@
 //   node bench/harness/herd-clients.mjs <spec.json>   (writes the result to spec.out)
 // `compression` "on" runs the SDK as it comes (`compression: true`: `Accept-Encoding: gzip, br`
 // on its GraphQL and token requests, `gzip` on a text export), "off" asks for none (`compression:
-// false`, and `identity` on the exports too). Every request records the header it went with.
+// false`: `identity` on every request). Every request records the header it went with.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { subscribe } from "node:diagnostics_channel";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ACCEPT_COMPRESSED } from "../../packages/client/dist/src/http-transport.js";
@@ -59,64 +61,72 @@ export function classOf(url, body) {
  */
 export const ACCEPT_ENCODING = Object.freeze({ on: ACCEPT_COMPRESSED, off: "identity" });
 
-/**
- * A fetch that records each request of `who` into `requests`: when it started (`at`, ms of this
- * process's clock), class, the `Accept-Encoding` it was sent with, ms until the body is read
- * (`headersMs` until the headers), status, and whether a 429/503 carried Retry-After (and its
- * seconds). With compression "off" it asks `identity` of the exports as well: the SDK's
- * `compression: false` covers its GraphQL and token requests, and a text export asks `gzip`.
- */
-function recordingFetch(requests, who, compression) {
-  return async (input, init = {}) => {
-    const url = input instanceof Request ? input.url : String(input);
-    const record = { who, class: classOf(url, init.body), status: 0, ms: 0, headersMs: 0, bytes: 0 };
-    const headers = new Headers(init.headers);
-    if (compression === "off") headers.set("accept-encoding", ACCEPT_ENCODING.off);
-    record.acceptEncoding = headers.get("accept-encoding");
-    const started = performance.now();
-    record.at = started;
-    requests.push(record);
-    let response;
-    try {
-      response = await fetch(input, { ...init, headers });
-    } catch (error) {
-      record.ms = performance.now() - started;
-      record.status = "network";
-      throw error;
-    }
-    record.headersMs = performance.now() - started;
-    record.ms = record.headersMs;
-    record.status = response.status;
-    if (response.status === 429 || response.status === 503) {
-      const retryAfter = response.headers.get("retry-after");
-      record.retryAfter = retryAfter !== null;
-      if (retryAfter !== null) record.retryAfterSeconds = Number(retryAfter);
-    }
-    if (!response.body) return response;
-    const counted = response.body.pipeThrough(
-      new TransformStream({
-        transform(chunk, controller) {
-          record.bytes += chunk.byteLength;
-          controller.enqueue(chunk);
-        },
-        flush() {
-          record.ms = performance.now() - started;
-        },
-      }),
-    );
-    return new Response(counted, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-  };
+/** Whose requests run in the current async context: the brand (`who`) and where they are recorded. */
+const requester = new AsyncLocalStorage();
+/** Each undici request in flight (the SDK's own and fetch's alike) → its record. */
+const recorded = new WeakMap();
+
+/** A header of an undici request or answer: its headers are [name, value, …] (a string in older undici). */
+function headerOf(headers, name) {
+  if (typeof headers === "string") return new RegExp(`^${name}:\\s*(.*)$`, "im").exec(headers)?.[1]?.trim() ?? null;
+  for (let index = 0; index + 1 < (headers?.length ?? 0); index += 2)
+    if (String(headers[index]).toLowerCase() === name) return String(headers[index + 1]);
+  return null;
 }
+
+/**
+ * Every HTTP request the SDK sends, read off undici's diagnostics channels (its GraphQL and token
+ * requests through undici's `request`, its exports through fetch: both publish them), recorded
+ * into the `requests` of the brand whose flow sent it (`requester`): when it started (`at`, ms of
+ * this process's clock), class, the `Accept-Encoding` it went with, ms until the body was read
+ * (`headersMs` until the headers), status, and whether a 429/503 carried Retry-After (and its
+ * seconds). Nothing wraps the SDK: it runs as it comes.
+ */
+subscribe("undici:request:create", ({ request }) => {
+  const context = requester.getStore();
+  if (context === undefined) return;
+  const body = Buffer.isBuffer(request.body) || typeof request.body === "string" ? String(request.body) : undefined;
+  const at = performance.now();
+  const record = {
+    who: context.who,
+    class: classOf(`${request.origin}${request.path}`, body),
+    acceptEncoding: headerOf(request.headers, "accept-encoding"),
+    status: 0,
+    ms: 0,
+    headersMs: 0,
+    at,
+  };
+  context.requests.push(record);
+  recorded.set(request, record);
+});
+subscribe("undici:request:headers", ({ request, response }) => {
+  const record = recorded.get(request);
+  if (record === undefined) return;
+  record.headersMs = performance.now() - record.at;
+  record.ms = record.headersMs;
+  record.status = response.statusCode;
+  if (response.statusCode === 429 || response.statusCode === 503) {
+    const retryAfter = headerOf(response.headers, "retry-after");
+    record.retryAfter = retryAfter !== null;
+    if (retryAfter !== null) record.retryAfterSeconds = Number(retryAfter);
+  }
+});
+subscribe("undici:request:trailers", ({ request }) => {
+  const record = recorded.get(request);
+  if (record !== undefined) record.ms = performance.now() - record.at;
+});
+subscribe("undici:request:error", ({ request }) => {
+  const record = recorded.get(request);
+  if (record === undefined) return;
+  record.ms = performance.now() - record.at;
+  if (record.status === 0) record.status = "network";
+});
 
 const addDays = (day, n) =>
   new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function clientOf(spec, app, requests) {
+function clientOf(spec, app) {
   return new MdqClient({
     appClientId: app.appClientId,
     appClientSecret: app.appClientSecret,
@@ -127,7 +137,6 @@ function clientOf(spec, app, requests) {
     timeoutMs: 600_000,
     maxRetryAfterSeconds: 600,
     compression: spec.compression !== "off",
-    fetch: recordingFetch(requests, app.rank, spec.compression),
   });
 }
 
@@ -142,8 +151,13 @@ const DASHBOARD = [
  * One brand's daily flow; resolves to its times: `syncSeconds` from its start to its mirror done
  * (the sync), `flowSeconds` with the dashboard aggregates too.
  */
-async function dailyFlow(spec, app, requests, startedAt) {
-  const client = clientOf(spec, app, requests);
+function dailyFlow(spec, app, requests, startedAt) {
+  return requester.run({ requests, who: app.rank }, () => flowOf(spec, app, startedAt));
+}
+
+/** `dailyFlow`'s steps, its requests recorded as the brand's. */
+async function flowOf(spec, app, startedAt) {
+  const client = clientOf(spec, app);
   const yesterday = addDays(spec.today, -1);
   const result = { rank: app.rank, rows: 0, error: null };
   const dir = join(spec.work, `mirror-${app.rank}`);
@@ -203,7 +217,7 @@ async function drainExport(client, range) {
 
 async function noisy(spec, requests) {
   const app = spec.apps[0];
-  const client = clientOf(spec, app, requests);
+  const client = clientOf(spec, app);
   const yesterday = addDays(spec.today, -1);
   const year = { from: addDays(yesterday, -364), to: yesterday };
   let stopping = false;
@@ -254,7 +268,7 @@ async function walk(spec, requests) {
   const yesterday = addDays(spec.today, -1);
   const rounds = [];
   for (let round = 0; round < spec.rounds; round += 1) {
-    const client = clientOf(spec, app, requests);
+    const client = clientOf(spec, app);
     await client.myAccess();
     const started = performance.now();
     const wireBefore = wireBytes();
@@ -280,7 +294,7 @@ async function walk(spec, requests) {
       seconds,
       wireDown: wire.down - wireBefore.down,
       wireUp: wire.up - wireBefore.up,
-      // This process's CPU (every thread: fetch decodes compressed answers on the thread pool).
+      // This process's CPU (every thread: the SDK decodes compressed answers on the thread pool).
       clientCpuMs: (cpu.user + cpu.system) / 1000,
     });
   }
@@ -293,7 +307,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const spec = JSON.parse(await readFile(process.argv[2], "utf8"));
   await mkdir(spec.work, { recursive: true });
   const requests = [];
-  const result = await ROLES[spec.role](spec, requests);
+  // The tenant's and the walker's requests are their one brand's; a herd's brands run their own.
+  const result = await requester.run({ requests, who: spec.apps[0]?.rank ?? 0 }, () =>
+    ROLES[spec.role](spec, requests),
+  );
   await writeFile(spec.out, JSON.stringify({ ...result, requests }));
   process.exit(0);
 }

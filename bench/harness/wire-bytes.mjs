@@ -1,5 +1,5 @@
-// Bytes on the wire of this process's fetches: what went over TCP each way (status lines, headers
-// and bodies as sent, compressed or not), read from the sockets of Node's fetch (undici announces
+// Bytes on the wire of this process's requests: what went over TCP each way (status lines, headers
+// and bodies as sent, compressed or not), read from the sockets of undici (Node's fetch and the SDK's own undici announce
 // each one it connects on the `undici:client:connected` diagnostics channel). Counted at the
 // client, the same way on loopback and behind the WAN proxy.
 import { subscribe } from "node:diagnostics_channel";
