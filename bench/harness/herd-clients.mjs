@@ -68,7 +68,8 @@ const recorded = new WeakMap();
 
 /** A header of an undici request or answer: its headers are [name, value, …] (a string in older undici). */
 function headerOf(headers, name) {
-  if (typeof headers === "string") return new RegExp(`^${name}:\\s*(.*)$`, "im").exec(headers)?.[1]?.trim() ?? null;
+  if (typeof headers === "string")
+    return new RegExp(`^${name}:\\s*(.*)$`, "im").exec(headers)?.[1]?.trim() ?? null;
   for (let index = 0; index + 1 < (headers?.length ?? 0); index += 2)
     if (String(headers[index]).toLowerCase() === name) return String(headers[index + 1]);
   return null;
@@ -85,7 +86,8 @@ function headerOf(headers, name) {
 subscribe("undici:request:create", ({ request }) => {
   const context = requester.getStore();
   if (context === undefined) return;
-  const body = Buffer.isBuffer(request.body) || typeof request.body === "string" ? String(request.body) : undefined;
+  const body =
+    Buffer.isBuffer(request.body) || typeof request.body === "string" ? String(request.body) : undefined;
   const at = performance.now();
   const record = {
     who: context.who,
@@ -215,7 +217,7 @@ async function drainExport(client, range) {
   return bytes;
 }
 
-async function noisy(spec, requests) {
+async function noisy(spec) {
   const app = spec.apps[0];
   const client = clientOf(spec, app);
   const yesterday = addDays(spec.today, -1);
@@ -263,7 +265,7 @@ async function noisy(spec, requests) {
   return done;
 }
 
-async function walk(spec, requests) {
+async function walk(spec) {
   const app = spec.apps[0];
   const yesterday = addDays(spec.today, -1);
   const rounds = [];
