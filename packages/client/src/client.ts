@@ -188,6 +188,7 @@ export class MdqClient implements WalkService {
       authUrl: this.config.authUrl,
       appClientId: this.config.appClientId,
       appClientSecret: this.config.appClientSecret,
+      userAgent: this.userAgent,
       ...(options.renewBeforeSeconds === undefined ? {} : { renewBeforeSeconds: options.renewBeforeSeconds }),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     });

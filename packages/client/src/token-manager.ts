@@ -19,6 +19,8 @@ export interface TokenManagerOptions {
   appClientSecret: string;
   /** Renew this many seconds before expiry (at most a tenth of the lifetime); default 60. */
   renewBeforeSeconds?: number;
+  /** The `User-Agent` of the token request, as of every other request of the client; none when unset. */
+  userAgent?: string;
   onEvent?: (event: MdqClientEvent) => void;
 }
 
@@ -90,6 +92,7 @@ export class TokenManager {
         authorization: this.authorization,
         "content-type": "application/x-www-form-urlencoded",
         accept: "application/json",
+        ...(this.options.userAgent === undefined ? {} : { "user-agent": this.options.userAgent }),
       },
       body: new URLSearchParams({ grant_type: "client_credentials", scope: API_SCOPE }).toString(),
     });

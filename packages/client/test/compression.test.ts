@@ -94,6 +94,8 @@ describe("compressed answers through the SDK", { timeout: 120_000 }, () => {
     assert.ok(graphql.length > 0);
     assert.ok(compressedSeen.some((seen) => seen.path === "/oauth2/token"));
     for (const seen of compressedSeen) assert.equal(seen.acceptEncoding, "gzip, br");
+    // Every request says who asks, the token request too.
+    for (const seen of [...compressedSeen, ...plainSeen]) assert.equal(seen.userAgent, "mdq-client/0.1");
     // The pages are well over the service's 1 KiB threshold: brotli, MDQ's first choice of the two.
     for (const seen of graphql) assert.equal(seen.contentEncoding, "br");
 

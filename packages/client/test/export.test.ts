@@ -34,11 +34,14 @@ async function cuttingProxy(
         let sent = 0;
         answer.on("data", (chunk: Buffer) => {
           if (!cut) return void response.write(chunk);
+          // Chunks the parser had already read when the answer was cut: nothing more is sent.
+          if (sent >= afterBytes) return;
           if (sent + chunk.length >= afterBytes) {
             cuts.push(afterBytes);
             answer.destroy();
             // Cut once the part before the cut has reached the socket: a break mid-body.
             response.write(chunk.subarray(0, afterBytes - sent), () => response.socket?.destroy());
+            sent = afterBytes;
             return;
           }
           sent += chunk.length;

@@ -32,6 +32,8 @@ export interface SeenRequest {
   authorization: string | undefined;
   /** The request's `Accept-Encoding`, as the client sent it. */
   acceptEncoding: string | undefined;
+  /** The request's `User-Agent`, as the client sent it. */
+  userAgent: string | undefined;
   /** The fault applied ("pass" when none was scripted). */
   fault: Fault;
   /** The status delivered (undefined for a drop). */
@@ -123,6 +125,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       body,
       authorization: request.headers.authorization,
       acceptEncoding: request.headers["accept-encoding"],
+      userAgent: request.headers["user-agent"],
       fault,
     };
     seen.push(entry);
