@@ -67,6 +67,8 @@ const USAGE = `node bench/herd.mjs [flags]   (after npm run build and npm instal
   --noisy-exports N   concurrent year-long export loops of the noisy tenant (default 4)
   --stores L          among duckdb, postgres (default both)
   --instances N       PostgreSQL instances behind nginx (default 3; DuckDB always runs one)
+  --balance X         how nginx spreads requests: round-robin or token (hash of Authorization:
+                      a token's requests to one instance) (default round-robin)
   --alone X           all, or N: how many brands' syncs are measured alone for the slowdown
                       (default all; N takes the largest, the smallest and evenly spaced ranks between)
   --walk-clients N    clients of the cold-walk baseline (default 8)
@@ -100,6 +102,7 @@ const values = benchArgs(
     "noisy-exports": { type: "string", default: "4" },
     stores: { type: "string", default: "duckdb,postgres" },
     instances: { type: "string", default: "3" },
+    balance: { type: "string", default: "round-robin" },
     alone: { type: "string", default: "all" },
     "walk-clients": { type: "string", default: "8" },
     wan: { type: "string" },
@@ -116,6 +119,7 @@ const values = benchArgs(
     list("noisy", checked.noisy, ["on", "off", "both"]);
     if (checked.alone !== "all") positive("alone", checked.alone);
     list("compression", checked.compression, ["on", "off", "both"]);
+    list("balance", checked.balance, ["round-robin", "token"]);
     if (checked.wan !== undefined) {
       const [rate, rtt, extra] = checked.wan.split(",");
       if (extra !== undefined || rtt === undefined) throw new Error("--wan is RATE,RTT, e.g. 50mbit,40ms");
@@ -136,6 +140,7 @@ const options = Object.freeze({
   noisyExports: Number(values["noisy-exports"]),
   stores: list("stores", values.stores, ["duckdb", "postgres"]),
   instances: Number(values.instances),
+  balance: values.balance,
   alone: values.alone === "all" ? Number.POSITIVE_INFINITY : Number(values.alone),
   walkClients: Number(values["walk-clients"]),
   wan: values.wan ?? null,
@@ -182,7 +187,10 @@ async function startNginx(prefix, upstreams) {
   const config = join(prefix, "nginx.conf");
   await writeFile(
     config,
-    nginxConfig(prefix, port, upstreams).replace("worker_connections 256", "worker_connections 8192"),
+    nginxConfig(prefix, port, upstreams, { balance: options.balance }).replace(
+      "worker_connections 256",
+      "worker_connections 8192",
+    ),
   );
   const child = spawn(
     NGINX,
@@ -469,7 +477,7 @@ async function compressionWalks({ work, store, region, apps, today, wanProxy }) 
       }
     }
   }
-  return { store, rank: app.rank, walks };
+  return { store, rank: app.rank, balance: region.instances.length > 1 ? options.balance : null, walks };
 }
 
 async function onServer(work) {
@@ -596,6 +604,7 @@ async function measureStore(store, plan, root) {
       runs.push({
         store,
         instances: running.instances.length,
+        balance: options.balance,
         noisy,
         wan: options.wan,
         compression: herdCompression,

@@ -170,7 +170,7 @@ export function herdTable(run) {
     .map(([status, n]) => `${status}: ${n}`)
     .join(", ");
   const lines = [
-    `### ${run.store}, ${run.instances} instance${run.instances > 1 ? "s" : ""}${run.instances > 1 ? " behind nginx" : ""}, noisy tenant ${run.noisy ? "on" : "off"}${run.wan ? `, WAN ${run.wan}` : ""}`,
+    `### ${run.store}, ${run.instances} instance${run.instances > 1 ? "s" : ""}${run.instances > 1 ? ` behind nginx (${run.balance ?? "round-robin"})` : ""}, noisy tenant ${run.noisy ? "on" : "off"}${run.wan ? `, WAN ${run.wan}` : ""}`,
     "",
     "| measure | value |",
     "|---|---|",
@@ -226,7 +226,7 @@ export function compressionTable(compression) {
   const perPage = (walk, ms) => (walk.pages > 0 ? ms / walk.pages : null);
   const per5000 = (walk) => (walk.rows > 0 ? (walk.wireDown / walk.rows) * 5000 : null);
   const lines = [
-    `### ${compression.store}: rank-${compression.rank} brand's 90-day walk (5000-row pages), compression off and on`,
+    `### ${compression.store}${compression.balance ? ` (nginx ${compression.balance})` : ""}: rank-${compression.rank} brand's 90-day walk (5000-row pages), compression off and on`,
     "",
     "sdk: mdq-client's page walk (each page parsed and validated); walker: bench/harness/walk.mjs (rows counted in the text). CPU: the region's instances (every thread) and the client's process, per page.",
     "",

@@ -20,12 +20,29 @@ export interface Nginx {
 }
 
 /**
- * The configuration from docs/deployment.md: round-robin over the instances, the client's
+ * How nginx spreads requests: `round-robin` (nginx's default: each request to the next instance)
+ * or `token`, docs/deployment.md's choice (`hash $http_authorization consistent`: a client's
+ * requests under one token to one instance, so that the pages of its walk find what the first
+ * taught that instance, and its brand's fair share is one instance's queue).
+ */
+export interface NginxOptions {
+  balance?: "round-robin" | "token";
+}
+
+/**
+ * The configuration from docs/deployment.md: round-robin over the instances (`options.balance`
+ * "token": a token's requests to one instance), the client's
  * address appended to `X-Forwarded-For`, and a request retried on the next instance when one
  * dies (GraphQL and the token endpoint are safe to retry, hence `non_idempotent`). nginx passes
  * `Accept-Encoding` and the instances' compressed answers through; its own gzip stays off.
  */
-export function nginxConfig(prefix: string, port: number, upstreams: number[]): string {
+export function nginxConfig(
+  prefix: string,
+  port: number,
+  upstreams: number[],
+  options: NginxOptions = {},
+): string {
+  const affinity = options.balance === "token" ? "    hash $http_authorization consistent;\n" : "";
   return `worker_processes 1;
 pid ${join(prefix, "nginx.pid")};
 error_log ${join(prefix, "error.log")} warn;
@@ -38,7 +55,7 @@ http {
   uwsgi_temp_path ${join(prefix, "uwsgi")};
   scgi_temp_path ${join(prefix, "scgi")};
   upstream mdq {
-${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=1 fail_timeout=5s;`).join("\n")}
+${affinity}${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=1 fail_timeout=5s;`).join("\n")}
     keepalive 16;
   }
   server {
