@@ -67,8 +67,9 @@ const USAGE = `node bench/herd.mjs [flags]   (after npm run build and npm instal
   --noisy-exports N   concurrent year-long export loops of the noisy tenant (default 4)
   --stores L          among duckdb, postgres (default both)
   --instances N       PostgreSQL instances behind nginx (default 3; DuckDB always runs one)
-  --balance X         how nginx spreads requests: round-robin or token (hash of Authorization:
-                      a token's requests to one instance) (default round-robin)
+  --balance X         how nginx spreads requests: token (docs/deployment.md's hash of
+                      Authorization: a token's requests to one instance) or round-robin
+                      (default token)
   --alone X           all, or N: how many brands' syncs are measured alone for the slowdown
                       (default all; N takes the largest, the smallest and evenly spaced ranks between)
   --walk-clients N    clients of the cold-walk baseline (default 8)
@@ -102,7 +103,7 @@ const values = benchArgs(
     "noisy-exports": { type: "string", default: "4" },
     stores: { type: "string", default: "duckdb,postgres" },
     instances: { type: "string", default: "3" },
-    balance: { type: "string", default: "round-robin" },
+    balance: { type: "string", default: "token" },
     alone: { type: "string", default: "all" },
     "walk-clients": { type: "string", default: "8" },
     wan: { type: "string" },

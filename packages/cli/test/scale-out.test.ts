@@ -335,6 +335,42 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
     await eventually("Redis used again", async () => /^mdq_redis_up 1$/m.test(await metrics()), 30_000);
   });
 
+  it("behind nginx hashing Authorization (docs/deployment.md), one token's requests all land on one instance", async () => {
+    const app = apps[0]!;
+    const issued = await token(app);
+    /** Records pages each instance has answered so far, from its metrics. */
+    const recordsAnswered = () =>
+      Promise.all(
+        instances.map(async (instance) => {
+          const { body } = await httpCall(`http://127.0.0.1:${instance.adminPort}/metrics`);
+          const count = /^mdq_question_duration_seconds_count\{[^}]*class="records"[^}]*\} (\d+)$/m.exec(body);
+          return Number(count?.[1] ?? 0);
+        }),
+      );
+    const affine = await startNginx(
+      join(work, "nginx-token"),
+      await freePort(),
+      instances.map((instance) => instance.port),
+      { balance: "token" },
+    );
+    try {
+      const before = await recordsAnswered();
+      for (let request = 0; request < 12; request += 1) {
+        const answer = await graphqlCall(affine.url, issued, RECORDS, { c: app.brandClientId, from, to });
+        assert.equal(answer.status, 200, answer.body);
+        assert.ok(!answer.body.includes('"errors"'), answer.body);
+      }
+      const served = (await recordsAnswered()).map((count, index) => count - before[index]!);
+      assert.deepEqual(
+        served.filter((count) => count > 0),
+        [12],
+        `records pages answered per instance: ${served.join(", ")}`,
+      );
+    } finally {
+      await affine.stop();
+    }
+  });
+
   it("an instance killed under load: the others keep serving and every request through nginx is answered", async () => {
     const app = apps[0]!;
     const issued = await token(app);

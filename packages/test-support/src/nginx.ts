@@ -76,8 +76,13 @@ ${affinity}${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_f
 `;
 }
 
-/** Starts nginx in the foreground on 127.0.0.1:`port` in front of `upstreams`. */
-export async function startNginx(prefix: string, port: number, upstreams: number[]): Promise<Nginx> {
+/** Starts nginx in the foreground on 127.0.0.1:`port` in front of `upstreams`, balanced as `options` say. */
+export async function startNginx(
+  prefix: string,
+  port: number,
+  upstreams: number[],
+  options: NginxOptions = {},
+): Promise<Nginx> {
   if (!existsSync(NGINX)) {
     throw new Error(
       `${NGINX} is missing: the load-balancer tests need Debian's nginx (apt-get install nginx-light)`,
@@ -85,7 +90,7 @@ export async function startNginx(prefix: string, port: number, upstreams: number
   }
   await mkdir(prefix, { recursive: true });
   const config = join(prefix, "nginx.conf");
-  await writeFile(config, nginxConfig(prefix, port, upstreams));
+  await writeFile(config, nginxConfig(prefix, port, upstreams, options));
   let output = "";
   const child = spawn(
     NGINX,

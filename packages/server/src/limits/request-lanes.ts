@@ -89,10 +89,10 @@ export class RequestLanes {
    */
   readonly exports: FairAdmission;
 
-  /** `readConnections`: the store's (store/model/store.ts), from which the heavy lane's size is derived. */
   /** Exports of at most this many rows stream in the heavy lane (`MDQ_EXPORT_SMALL_ROWS`; 0: none). */
   readonly smallExportRows: number;
 
+  /** `readConnections`: the store's (store/model/store.ts), from which the heavy lane's size is derived. */
   constructor(
     readConnections: number,
     config: ServiceConfig,
