@@ -343,7 +343,9 @@ describe("three mdq serve instances on one PostgreSQL and one Redis, behind ngin
       Promise.all(
         instances.map(async (instance) => {
           const { body } = await httpCall(`http://127.0.0.1:${instance.adminPort}/metrics`);
-          const count = /^mdq_question_duration_seconds_count\{[^}]*class="records"[^}]*\} (\d+)$/m.exec(body);
+          const count = /^mdq_question_duration_seconds_count\{[^}]*class="records"[^}]*\} (\d+)$/m.exec(
+            body,
+          );
           return Number(count?.[1] ?? 0);
         }),
       );
