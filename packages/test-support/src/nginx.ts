@@ -30,9 +30,9 @@ export interface NginxOptions {
 }
 
 /**
- * The configuration from docs/deployment.md: round-robin over the instances (`options.balance`
- * "token": a token's requests to one instance), the client's
- * address appended to `X-Forwarded-For`, and a request retried on the next instance when one
+ * The configuration from docs/deployment.md: the instances in turn, or by a hash of the
+ * `Authorization` header as the docs advise (`options.balance` "token"), the client's address
+ * appended to `X-Forwarded-For`, and a request retried on the next instance when one
  * dies (GraphQL and the token endpoint are safe to retry, hence `non_idempotent`). nginx passes
  * `Accept-Encoding` and the instances' compressed answers through; its own gzip stays off.
  */
