@@ -66,11 +66,12 @@ const requester = new AsyncLocalStorage();
 /** Each undici request in flight (the SDK's own and fetch's alike) → its record. */
 const recorded = new WeakMap();
 
-/** A header of an undici request or answer: its headers are [name, value, …] (a string in older undici). */
+/**
+ * A header of an undici request or answer: their headers are [name, value, …] (Node 20's and 24's
+ * undici, and the SDK's).
+ */
 function headerOf(headers, name) {
-  if (typeof headers === "string")
-    return new RegExp(`^${name}:\\s*(.*)$`, "im").exec(headers)?.[1]?.trim() ?? null;
-  for (let index = 0; index + 1 < (headers?.length ?? 0); index += 2)
+  for (let index = 0; index + 1 < headers.length; index += 2)
     if (String(headers[index]).toLowerCase() === name) return String(headers[index + 1]);
   return null;
 }
